@@ -1,0 +1,11 @@
+/** One jest for the whole repository: co-located unit and integration specs, and the multi-service suite in test/. */
+const swc = ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" }, module: { type: "commonjs" } }];
+
+module.exports = {
+  testEnvironment: "node",
+  transform: { "^.+\\.(t|j)s$": swc },
+  moduleNameMapper: { "^@steward/(contract|platform|store|proto)$": "<rootDir>/packages/$1/src" },
+  testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  testPathIgnorePatterns: ["/node_modules/", "/dist/"],
+  testTimeout: 60_000,
+};

@@ -1,0 +1,25 @@
+/** Run error codes (SPEC §3, §7). A run that fails carries exactly one of these in `error.code`. */
+export const RunErrorCode = {
+  modelUnavailable: 60300,
+  modelTruncated: 60301,
+  outputUnparseable: 60302,
+  unknownTool: 60200,
+  cycleDetected: 60400,
+  stepBudgetSpent: 60401,
+  deadlinePassed: 60402,
+  circuitOpen: 60403,
+  cancelled: 60405,
+  questionUnanswered: 60406,
+  policyDenied: 60500,
+  elevationInvalid: 60501,
+  pdpUnavailable: 60502,
+} as const;
+
+/** Result codes a tool call can carry besides a numeric run code. */
+export const ToolResultCode = {
+  ok: "ok",
+  toolFailed: "60302",
+  circuitOpen: "60403",
+  askModeDenied: "ASK_MODE_DENIED",
+  explorationBudgetReached: "EXPLORATION_BUDGET_REACHED",
+} as const;

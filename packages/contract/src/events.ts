@@ -1,0 +1,175 @@
+import type { IsoMicros } from "./time";
+
+/** How a run was asked to behave: `agent` may use write tools, `ask` never does. */
+export type RunMode = "agent" | "ask";
+
+/** The lifecycle states of a run (SPEC §2). */
+export type RunStatus =
+  | "queued"
+  | "running"
+  | "awaiting_input"
+  | "awaiting_confirmation"
+  | "succeeded"
+  | "failed"
+  | "cancelled";
+
+export const terminalStatuses: readonly RunStatus[] = ["succeeded", "failed", "cancelled"];
+
+export interface Usage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly model_calls: number;
+  readonly tool_calls: number;
+}
+
+export interface TokenUsage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+}
+
+/** One piece of evidence a tool returned and the answer may cite. */
+export interface Evidence {
+  readonly document_id: string;
+  readonly title: string;
+  readonly snippet: string;
+  readonly score: number;
+}
+
+export interface RunOutput {
+  readonly text: string;
+  readonly evidence: readonly Evidence[];
+}
+
+/** The only fields a run error exposes (SPEC §3). */
+export interface RunError {
+  readonly code: number;
+  readonly message: string;
+  readonly tool_name?: string;
+  readonly step_no?: number;
+  readonly cycle_length?: number;
+}
+
+/** A tool call as the model asked for it. `arguments` is the model's raw JSON text. */
+export interface RequestedToolCall {
+  readonly call_id: string;
+  readonly tool_name: string;
+  readonly arguments: string;
+}
+
+export interface PolicyDecisionFacts {
+  readonly permit: boolean;
+  readonly code: string;
+  readonly policy_ids: readonly string[];
+}
+
+export interface RunQueued {
+  readonly type: "run.queued";
+  readonly data: {
+    readonly input: string;
+    readonly mode: RunMode;
+    readonly response_language: string | null;
+    readonly created_by: string;
+    readonly created_at: IsoMicros;
+    readonly deadline_at: IsoMicros;
+    readonly thread_id: string | null;
+  };
+}
+
+export interface RunStarted {
+  readonly type: "run.started";
+  readonly data: { readonly runner_id: string; readonly started_at: IsoMicros };
+}
+
+/** A model answer that asks for tools. Recorded before any of its tools runs, so it is never asked again. */
+export interface Thought {
+  readonly type: "thought";
+  readonly data: {
+    readonly step_no: number;
+    readonly text: string;
+    readonly tool_calls: readonly RequestedToolCall[];
+    readonly usage: TokenUsage;
+    readonly provider: string;
+  };
+}
+
+/**
+ * A tool call about to be sent to tool-exec: the in-flight marker that crash recovery looks for. The
+ * fingerprint is tool-exec's (it owns each tool's normalisation) and arrives with the result.
+ */
+export interface ToolCall {
+  readonly type: "tool_call";
+  readonly data: {
+    readonly step_no: number;
+    readonly call_id: string;
+    readonly tool_name: string;
+    readonly arguments: string;
+  };
+}
+
+/** What the tool call came to: the policy decision, the result code and the controlled result. */
+export interface ToolResult {
+  readonly type: "tool_result";
+  readonly data: {
+    readonly step_no: number;
+    readonly call_id: string;
+    readonly tool_name: string;
+    readonly fingerprint: string;
+    readonly decision: PolicyDecisionFacts;
+    readonly result_code: string;
+    readonly result: unknown;
+    readonly evidence: readonly Evidence[];
+  };
+}
+
+/** The model's final answer text. */
+export interface Message {
+  readonly type: "message";
+  readonly data: {
+    readonly step_no: number;
+    readonly text: string;
+    readonly usage: TokenUsage;
+    readonly provider: string;
+  };
+}
+
+export interface RunSucceeded {
+  readonly type: "run.succeeded";
+  readonly data: { readonly output: RunOutput; readonly finished_at: IsoMicros };
+}
+
+export interface RunFailed {
+  readonly type: "run.failed";
+  readonly data: { readonly error: RunError; readonly finished_at: IsoMicros };
+}
+
+export interface RunCancelled {
+  readonly type: "run.cancelled";
+  readonly data: { readonly error: RunError; readonly finished_at: IsoMicros };
+}
+
+/** Every event a run's stream can hold. */
+export type RunEvent =
+  | RunQueued
+  | RunStarted
+  | Thought
+  | ToolCall
+  | ToolResult
+  | Message
+  | RunSucceeded
+  | RunFailed
+  | RunCancelled;
+
+export type RunEventType = RunEvent["type"];
+
+/** What the store adds to an event when it is appended. */
+export interface EventMetadata {
+  readonly event_id: string;
+  readonly run_id: string;
+  readonly tenant_id: string;
+  /** 1-based position in the run's stream; the SSE `id:`. */
+  readonly seq: number;
+  readonly recorded_at: IsoMicros;
+  readonly traceparent?: string;
+}
+
+export type StoredRunEvent = RunEvent & { readonly metadata: EventMetadata };

@@ -1,0 +1,71 @@
+import { canonicalJson } from "./canonical-json";
+import { toolFingerprint } from "./fingerprint";
+
+// "é" precomposed (NFC) and as "e" + combining acute accent (NFD).
+const nfc = "caf\u00e9";
+const nfd = "cafe\u0301";
+
+describe("canonicalJson", () => {
+  it("ignores object key order, at every depth", () => {
+    const a = { b: 1, a: { y: true, x: null } };
+    const b = { a: { x: null, y: true }, b: 1 };
+    expect(canonicalJson(a)).toBe(canonicalJson(b));
+    expect(JSON.parse(canonicalJson(a))).toEqual(a);
+  });
+
+  it("writes no white space", () => {
+    expect(canonicalJson({ b: { c: "x y" }, a: [1, 2] })).toBe('{"a":[1,2],"b":{"c":"x y"}}');
+  });
+
+  it("gives NFC and NFD spellings of a string the same text, in values and in keys", () => {
+    expect(nfc).not.toBe(nfd);
+    expect(canonicalJson(nfc)).toBe(canonicalJson(nfd));
+    expect(canonicalJson({ [nfd]: nfd })).toBe(canonicalJson({ [nfc]: nfc }));
+  });
+
+  it("keeps the order of arrays, nested ones included", () => {
+    expect(canonicalJson([[1, 2], [3]])).not.toBe(canonicalJson([[2, 1], [3]]));
+    expect(canonicalJson([[1, 2], [3]])).not.toBe(canonicalJson([[3], [1, 2]]));
+  });
+
+  it("drops undefined properties", () => {
+    expect(canonicalJson({ a: 1, b: undefined })).toBe(canonicalJson({ a: 1 }));
+  });
+
+  it.each([NaN, Infinity, -Infinity])("throws on the non-finite number %p", (n) => {
+    expect(() => canonicalJson({ limit: n })).toThrow(TypeError);
+  });
+
+  it("throws on values JSON cannot hold", () => {
+    expect(() => canonicalJson(() => 1)).toThrow(TypeError);
+    expect(() => canonicalJson(BigInt(1))).toThrow(TypeError);
+  });
+});
+
+describe("toolFingerprint", () => {
+  it("is 64 lowercase hex characters", () => {
+    expect(toolFingerprint("search", { q: "x" })).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("is equal for the same call written differently", () => {
+    expect(toolFingerprint("search", { q: nfc, k: 5 })).toBe(toolFingerprint("search", { k: 5, q: nfd }));
+  });
+
+  it("differs for different tool names", () => {
+    expect(toolFingerprint("search", { q: "x" })).not.toBe(toolFingerprint("read", { q: "x" }));
+  });
+
+  it("differs for different inputs", () => {
+    expect(toolFingerprint("search", { q: "x" })).not.toBe(toolFingerprint("search", { q: "y" }));
+    expect(toolFingerprint("search", { ids: [1, 2] })).not.toBe(toolFingerprint("search", { ids: [2, 1] }));
+  });
+
+  it("separates the tool name from the input so the boundary cannot shift", () => {
+    // Concatenated without a separator, both would hash the text "a12".
+    expect(toolFingerprint("a1", 2)).not.toBe(toolFingerprint("a", 12));
+  });
+
+  it("throws on a non-finite number in the input", () => {
+    expect(() => toolFingerprint("search", { k: NaN })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,136 @@
+import type {
+  Evidence,
+  RequestedToolCall,
+  RunError,
+  RunEvent,
+  RunMode,
+  RunOutput,
+  RunStatus,
+  Usage,
+} from "./events";
+import type { IsoMicros } from "./time";
+
+/** A run as its events describe it: the snapshot clients read plus where the loop stands. */
+export interface RunState {
+  readonly status: RunStatus | "new";
+  readonly mode: RunMode;
+  readonly input: string;
+  readonly response_language: string | null;
+  readonly created_by: string;
+  readonly thread_id: string | null;
+  readonly created_at: IsoMicros | null;
+  readonly started_at: IsoMicros | null;
+  readonly finished_at: IsoMicros | null;
+  readonly deadline_at: IsoMicros | null;
+  readonly output: RunOutput | null;
+  readonly error: RunError | null;
+  readonly usage: Usage;
+  /** Number of events folded so far: the expected version of the next append. */
+  readonly version: number;
+  /** Number of model calls recorded; the next model call is step `step_no + 1`. */
+  readonly step_no: number;
+  /** Tool calls the latest thought asked for that have no result yet, in the model's order. */
+  readonly pending_calls: readonly RequestedToolCall[];
+  /** Evidence gathered from tool results, de-duplicated by document. */
+  readonly evidence: readonly Evidence[];
+}
+
+export const initialRunState: RunState = {
+  status: "new",
+  mode: "agent",
+  input: "",
+  response_language: null,
+  created_by: "",
+  thread_id: null,
+  created_at: null,
+  started_at: null,
+  finished_at: null,
+  deadline_at: null,
+  output: null,
+  error: null,
+  usage: { input_tokens: 0, output_tokens: 0, model_calls: 0, tool_calls: 0 },
+  version: 0,
+  step_no: 0,
+  pending_calls: [],
+  evidence: [],
+};
+
+function mergeEvidence(known: readonly Evidence[], more: readonly Evidence[]): readonly Evidence[] {
+  if (more.length === 0) return known;
+  const seen = new Set(known.map((e) => e.document_id));
+  const merged = [...known];
+  for (const e of more) {
+    if (!seen.has(e.document_id)) {
+      seen.add(e.document_id);
+      merged.push(e);
+    }
+  }
+  return merged;
+}
+
+function addModelUsage(usage: Usage, tokens: { input_tokens: number; output_tokens: number }): Usage {
+  return {
+    ...usage,
+    input_tokens: usage.input_tokens + tokens.input_tokens,
+    output_tokens: usage.output_tokens + tokens.output_tokens,
+    model_calls: usage.model_calls + 1,
+  };
+}
+
+/** The pure fold over a run's events. */
+export function evolve(state: RunState, event: RunEvent): RunState {
+  const next = { ...state, version: state.version + 1 };
+  switch (event.type) {
+    case "run.queued":
+      return {
+        ...next,
+        status: "queued",
+        mode: event.data.mode,
+        input: event.data.input,
+        response_language: event.data.response_language,
+        created_by: event.data.created_by,
+        thread_id: event.data.thread_id,
+        created_at: event.data.created_at,
+        deadline_at: event.data.deadline_at,
+      };
+    case "run.started":
+      return { ...next, status: "running", started_at: state.started_at ?? event.data.started_at };
+    case "thought":
+      return {
+        ...next,
+        step_no: event.data.step_no,
+        usage: addModelUsage(state.usage, event.data.usage),
+        pending_calls: event.data.tool_calls,
+      };
+    case "tool_call":
+      return next;
+    case "tool_result":
+      return {
+        ...next,
+        usage: { ...state.usage, tool_calls: state.usage.tool_calls + 1 },
+        pending_calls: state.pending_calls.filter((c) => c.call_id !== event.data.call_id),
+        evidence: mergeEvidence(state.evidence, event.data.evidence),
+      };
+    case "message":
+      return { ...next, step_no: event.data.step_no, usage: addModelUsage(state.usage, event.data.usage) };
+    case "run.succeeded":
+      return { ...next, status: "succeeded", output: event.data.output, finished_at: event.data.finished_at };
+    case "run.failed":
+      return { ...next, status: "failed", error: event.data.error, finished_at: event.data.finished_at };
+    case "run.cancelled":
+      return { ...next, status: "cancelled", error: event.data.error, finished_at: event.data.finished_at };
+    default: {
+      const unknownEvent: never = event;
+      throw new TypeError(`unknown run event ${(unknownEvent as { type: string }).type}`);
+    }
+  }
+}
+
+/** Folds a whole stream from the start. */
+export function foldRun(events: readonly RunEvent[], from: RunState = initialRunState): RunState {
+  return events.reduce(evolve, from);
+}
+
+export function isTerminal(state: RunState): boolean {
+  return state.status === "succeeded" || state.status === "failed" || state.status === "cancelled";
+}

@@ -1,0 +1,35 @@
+export { Limits } from "./limits";
+export { RunErrorCode, ToolResultCode } from "./codes";
+export { formatMicros, parseMicros, addSeconds, nowMicros, type IsoMicros } from "./time";
+export { canonicalJson } from "./canonical-json";
+export { toolFingerprint } from "./fingerprint";
+export {
+  terminalStatuses,
+  type RunMode,
+  type RunStatus,
+  type Usage,
+  type TokenUsage,
+  type Evidence,
+  type RunOutput,
+  type RunError,
+  type RequestedToolCall,
+  type PolicyDecisionFacts,
+  type RunEvent,
+  type RunEventType,
+  type EventMetadata,
+  type StoredRunEvent,
+  type RunQueued,
+  type RunStarted,
+  type Thought,
+  type ToolCall,
+  type ToolResult,
+  type Message,
+  type RunSucceeded,
+  type RunFailed,
+  type RunCancelled,
+} from "./events";
+export { snapshotOf, type RunSnapshot } from "./snapshot";
+export { evolve, foldRun, isTerminal, initialRunState, type RunState } from "./fold";
+export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";
+export { policyPoints, isPolicyPoint, type PolicyPoint } from "./policy-points";
+export { busNames, type BusNames } from "./subjects";

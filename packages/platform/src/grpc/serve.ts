@@ -1,0 +1,36 @@
+import * as grpc from "@grpc/grpc-js";
+
+/** Binds a gRPC server to `host:port` (port 0 picks a free one) and resolves with the bound port. */
+export function bindGrpc(server: grpc.Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
+      if (err) reject(err);
+      else resolve(port);
+    });
+  });
+}
+
+/** Stops accepting calls, lets in-flight calls finish for up to `graceMs`, then forces the rest. */
+export function shutdownGrpc(server: grpc.Server, graceMs = 5000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** A gRPC error with a status code; the only kind a handler should throw. */
+export function grpcError(code: grpc.status, details: string): grpc.ServiceError {
+  const err = new Error(details) as grpc.ServiceError;
+  err.code = code;
+  err.details = details;
+  err.metadata = new grpc.Metadata();
+  return err;
+}
+
+export { grpc };

@@ -1,0 +1,64 @@
+import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { PolicyDecisionClient, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
+import {
+  ToolExecClient,
+  type InvokeRequest,
+  type InvokeResponse,
+  type ListToolsResponse,
+} from "./gen/steward/v1/tool_exec";
+
+/** Per-call options: a deadline in ms and the W3C trace context to carry in metadata. */
+export interface CallOptions {
+  readonly deadlineMs?: number;
+  readonly traceparent?: string;
+  /** Wait for the channel to connect instead of failing fast (start-up calls). */
+  readonly waitForReady?: boolean;
+}
+
+function metadataOf(options: CallOptions): Metadata {
+  const md = new Metadata();
+  if (options.traceparent) md.set("traceparent", options.traceparent);
+  return md;
+}
+
+function unary<Req, Res>(
+  method: (req: Req, md: Metadata, opts: { deadline: Date; waitForReady?: boolean }, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+  options: CallOptions,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method(req, metadataOf(options), { deadline: new Date(Date.now() + (options.deadlineMs ?? 5000)), waitForReady: options.waitForReady }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
+  });
+}
+
+export interface PolicyDecisionApi {
+  decide(req: DecideRequest, options?: CallOptions): Promise<DecideResponse>;
+  close(): void;
+}
+
+/** A promise-returning client of the PolicyDecision service. */
+export function createPolicyDecisionApi(address: string): PolicyDecisionApi {
+  const client = new PolicyDecisionClient(address, credentials.createInsecure());
+  return {
+    decide: (req, options = {}) => unary(client.decide.bind(client), req, options),
+    close: () => client.close(),
+  };
+}
+
+export interface ToolExecApi {
+  listTools(options?: CallOptions): Promise<ListToolsResponse>;
+  invoke(req: InvokeRequest, options?: CallOptions): Promise<InvokeResponse>;
+  close(): void;
+}
+
+/** A promise-returning client of the ToolExec service. */
+export function createToolExecApi(address: string): ToolExecApi {
+  const client = new ToolExecClient(address, credentials.createInsecure());
+  return {
+    listTools: (options = {}) => unary(client.listTools.bind(client), {}, options),
+    invoke: (req, options = {}) => unary(client.invoke.bind(client), req, options),
+    close: () => client.close(),
+  };
+}

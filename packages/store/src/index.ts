@@ -1,0 +1,13 @@
+export { migrate, ensureDatabase, migrationsDir } from "./migrate/migrate";
+export { appendToStream, type AppendOptions } from "./event-store/append-to-stream";
+export { readStream } from "./event-store/read-stream";
+export { readAll, type PositionedEvent } from "./event-store/read-all";
+export { enqueueOutbox, type OutboxMessage } from "./outbox/enqueue";
+export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox/relay";
+export { appendRunEvents, eventMessage, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
+export { projectRun } from "./runs/project-run";
+export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";
+export { claimRun, extendLease, releaseLease, type ClaimOutcome } from "./runs/lease";
+export { chunkText } from "./knowledge/chunk";
+export { addDocument } from "./knowledge/add-document";
+export { searchKnowledge } from "./knowledge/search";

@@ -1,0 +1,151 @@
+import pg from "pg";
+import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@steward/platform";
+
+export interface OutboxRelayOptions {
+  /** Rows claimed per transaction. Default 256. */
+  batchSize?: number;
+  /** Safety-net sweep interval in ms, for a notification lost while disconnected. Default 5000. */
+  sweepMs?: number;
+  /** Published rows older than this are deleted by the sweep, in ms. Default 1 day. */
+  retainPublishedMs?: number;
+}
+
+export interface OutboxRelay {
+  start(): Promise<void>;
+  /** Publishes everything pending now; resolves with the number of rows published. */
+  drain(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+interface OutboxRow {
+  id: number;
+  subject: string;
+  msg_id: string;
+  payload: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Publishes outbox rows to JetStream. Woken by LISTEN/NOTIFY; rows are claimed with FOR UPDATE SKIP LOCKED
+ * so that several relays share the work, and each publish carries `Nats-Msg-Id` so that a row published
+ * again after a crash (published, then died before commit) is dropped by JetStream's duplicate window.
+ */
+export function createOutboxRelay(
+  deps: { pool: pg.Pool; nc: NatsConnection; connectionString: string; logger: Logger },
+  options: OutboxRelayOptions = {},
+): OutboxRelay {
+  const batchSize = options.batchSize ?? 256;
+  const sweepMs = options.sweepMs ?? 5000;
+  const retainMs = options.retainPublishedMs ?? 24 * 3600 * 1000;
+  const js: JetStreamClient = jetstream(deps.nc);
+  let listener: pg.Client | null = null;
+  let sweepTimer: NodeJS.Timeout | null = null;
+  let running: Promise<number> | null = null;
+  let again = false;
+  let stopped = false;
+
+  async function publishBatch(): Promise<number> {
+    const client = await deps.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query<OutboxRow>(
+        `SELECT id, subject, msg_id, payload, headers FROM outbox
+          WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [batchSize],
+      );
+      if (rows.length > 0) {
+        // Sent in row order on one connection, so JetStream stores them in that order.
+        await Promise.all(
+          rows.map((row) => {
+            const h = natsHeaders();
+            for (const [k, v] of Object.entries(row.headers)) h.set(k, v);
+            return js.publish(row.subject, row.payload, { msgID: row.msg_id, headers: h });
+          }),
+        );
+        await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])", [
+          rows.map((r) => r.id),
+        ]);
+      }
+      await client.query("COMMIT");
+      return rows.length;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async function drainAll(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await publishBatch();
+      total += n;
+      if (n < batchSize) return total;
+    }
+  }
+
+  /** Coalesces wake-ups: at most one drain runs, and one more follows if woken meanwhile. */
+  function drain(): Promise<number> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      try {
+        do {
+          again = false;
+          total += await drainAll();
+        } while (again && !stopped);
+      } finally {
+        running = null;
+      }
+      return total;
+    })();
+    return running;
+  }
+
+  function wake(): void {
+    drain().catch((err) => deps.logger.warn({ err }, "outbox relay could not publish; will retry"));
+  }
+
+  async function sweep(): Promise<void> {
+    wake();
+    await deps.pool
+      .query("DELETE FROM outbox WHERE published_at < clock_timestamp() - make_interval(secs => $1)", [retainMs / 1000])
+      .catch((err) => deps.logger.warn({ err }, "outbox cleanup failed"));
+  }
+
+  async function listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: deps.connectionString });
+    client.on("notification", wake);
+    client.on("error", (err) => {
+      deps.logger.warn({ err }, "outbox listener lost its connection; reconnecting");
+      listener = null;
+      if (!stopped) setTimeout(() => void listen().catch(() => undefined), 1000).unref();
+    });
+    await client.connect();
+    await client.query("LISTEN steward_outbox");
+    listener = client;
+    wake(); // anything written while nobody listened
+  }
+
+  return {
+    async start() {
+      await listen();
+      sweepTimer = setInterval(() => void sweep(), sweepMs);
+      sweepTimer.unref();
+    },
+    drain,
+    async stop() {
+      stopped = true;
+      if (sweepTimer) clearInterval(sweepTimer);
+      await running?.catch(() => undefined);
+      await listener?.end().catch(() => undefined);
+      listener = null;
+    },
+  };
+}

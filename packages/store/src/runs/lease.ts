@@ -1,0 +1,47 @@
+import type { Pool } from "pg";
+
+export type ClaimOutcome =
+  | { readonly kind: "claimed" }
+  | { readonly kind: "finished" }
+  | { readonly kind: "missing" }
+  | { readonly kind: "held"; readonly retryInMs: number };
+
+/**
+ * Claims a run for one runner: succeeds when nobody holds it, the holder's lease has expired, or the caller
+ * already holds it. The lease must be extended while the run is driven; a dead holder's lease runs out.
+ */
+export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs: number): Promise<ClaimOutcome> {
+  const claimed = await pool.query(
+    `UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3)
+      WHERE id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
+        AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())`,
+    [runId, owner, leaseMs / 1000],
+  );
+  if (claimed.rowCount === 1) return { kind: "claimed" };
+  const { rows } = await pool.query<{ state: string; wait_ms: number | null }>(
+    `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms
+       FROM runs WHERE id = $1`,
+    [runId],
+  );
+  if (!rows[0]) return { kind: "missing" };
+  if (["succeeded", "failed", "cancelled"].includes(rows[0].state)) return { kind: "finished" };
+  return { kind: "held", retryInMs: Math.max(100, rows[0].wait_ms ?? 0) };
+}
+
+/** Extends the caller's lease; false when it was lost (expired and taken by another runner). */
+export async function extendLease(pool: Pool, runId: string, owner: string, leaseMs: number): Promise<boolean> {
+  const r = await pool.query(
+    `UPDATE runs SET lease_until = clock_timestamp() + make_interval(secs => $3)
+      WHERE id = $1 AND lease_owner = $2`,
+    [runId, owner, leaseMs / 1000],
+  );
+  return r.rowCount === 1;
+}
+
+/** Gives the run up so that another runner may take it at once. */
+export async function releaseLease(pool: Pool, runId: string, owner: string): Promise<void> {
+  await pool.query("UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2", [
+    runId,
+    owner,
+  ]);
+}

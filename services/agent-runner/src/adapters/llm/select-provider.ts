@@ -1,0 +1,46 @@
+import type { StewardEnv } from "@steward/platform";
+import type { ModelProvider } from "../../domain/model";
+import { createOpenAiProvider } from "./openai-provider";
+import { createProviderChain } from "./provider-chain";
+import { createScriptedProvider } from "./scripted-provider";
+
+export interface LlmConfig {
+  readonly STEWARD_ENV: StewardEnv;
+  readonly LLM_BASE_URL?: string;
+  readonly LLM_API_KEY?: string;
+  readonly LLM_MODEL?: string;
+  readonly LLM_FALLBACK_BASE_URL?: string;
+  readonly LLM_FALLBACK_API_KEY?: string;
+  readonly LLM_FALLBACK_MODEL?: string;
+}
+
+export class ScriptedProviderRefusedError extends Error {
+  constructor(env: string) {
+    super(`LLM_BASE_URL: no model endpoint is configured, and the scripted demo model refuses to run when STEWARD_ENV is ${env}`);
+    this.name = "ScriptedProviderRefusedError";
+  }
+}
+
+/** The configured provider chain, or the scripted demo model when no endpoint is set (development/test only). */
+export function selectProvider(config: LlmConfig): ModelProvider {
+  if (!config.LLM_BASE_URL) {
+    if (config.STEWARD_ENV === "staging" || config.STEWARD_ENV === "production") {
+      throw new ScriptedProviderRefusedError(config.STEWARD_ENV);
+    }
+    return createScriptedProvider();
+  }
+  const providers = [
+    createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: config.LLM_MODEL ?? "gpt-4o-mini" }),
+  ];
+  if (config.LLM_FALLBACK_BASE_URL) {
+    providers.push(
+      createOpenAiProvider({
+        name: "fallback",
+        baseUrl: config.LLM_FALLBACK_BASE_URL,
+        apiKey: config.LLM_FALLBACK_API_KEY ?? "",
+        model: config.LLM_FALLBACK_MODEL ?? config.LLM_MODEL ?? "gpt-4o-mini",
+      }),
+    );
+  }
+  return createProviderChain(providers);
+}

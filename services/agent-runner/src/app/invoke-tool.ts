@@ -1,0 +1,79 @@
+import { status } from "@grpc/grpc-js";
+import type { Evidence, RequestedToolCall, ToolResult } from "@steward/contract";
+import type { ToolExecApi } from "@steward/proto";
+import type { RunContext } from "./run-context";
+
+/** tool-exec could not be reached; the run is retried on a later delivery. */
+export class ToolExecUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("tool-exec is unavailable", options);
+    this.name = "ToolExecUnavailableError";
+  }
+}
+
+const INVOKE_DEADLINE_MS = 60_000;
+
+/**
+ * Calls tool-exec and turns its answer into the tool_result event. Arguments that fail the tool's schema
+ * become a result the model can correct; transport failures are retryable errors.
+ */
+export async function invokeTool(
+  toolExec: ToolExecApi,
+  ctx: RunContext,
+  stepNo: number,
+  call: RequestedToolCall,
+): Promise<{ event: ToolResult; replayed: boolean }> {
+  try {
+    const res = await toolExec.invoke(
+      {
+        runId: ctx.runId,
+        tenantId: ctx.tenantId,
+        userId: ctx.userId,
+        stepNo,
+        callId: call.call_id,
+        toolName: call.tool_name,
+        argumentsJson: call.arguments,
+        elevationSessionId: ctx.elevationSessionId ?? "",
+      },
+      { deadlineMs: INVOKE_DEADLINE_MS, traceparent: ctx.traceparent },
+    );
+    const body = JSON.parse(res.resultJson) as { result: unknown; evidence: Evidence[] };
+    return {
+      replayed: res.replayed,
+      event: {
+        type: "tool_result",
+        data: {
+          step_no: stepNo,
+          call_id: call.call_id,
+          tool_name: call.tool_name,
+          fingerprint: res.fingerprint,
+          decision: { permit: res.decision?.permit ?? false, code: res.decision?.code ?? "", policy_ids: res.decision?.policyIds ?? [] },
+          result_code: res.resultCode,
+          result: body.result,
+          evidence: body.evidence ?? [],
+        },
+      },
+    };
+  } catch (err) {
+    const code = (err as { code?: number }).code;
+    if (code === status.INVALID_ARGUMENT) {
+      return {
+        replayed: false,
+        event: {
+          type: "tool_result",
+          data: {
+            step_no: stepNo,
+            call_id: call.call_id,
+            tool_name: call.tool_name,
+            fingerprint: "",
+            decision: { permit: false, code: "", policy_ids: [] },
+            result_code: "INVALID_ARGUMENTS",
+            result: { error_code: "INVALID_ARGUMENTS", note: (err as { details?: string }).details ?? "invalid arguments" },
+            evidence: [],
+          },
+        },
+      };
+    }
+    throw new ToolExecUnavailableError({ cause: err });
+  }
+}

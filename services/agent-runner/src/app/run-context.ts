@@ -1,0 +1,15 @@
+/** What a driven run knows of its delivery, without any JetStream type (so the loop is testable with a fake). */
+export interface RunContext {
+  readonly runId: string;
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly elevationSessionId?: string;
+  readonly traceparent?: string;
+  /** True on the last delivery JetStream will make: a retryable failure must now end the run. */
+  readonly lastDelivery: boolean;
+  readonly signal: AbortSignal;
+  /** Tells the bus the run is still being worked on. */
+  heartbeat(): void;
+}
+
+export type DriveOutcome = "finished" | "retry" | "lost" | "missing";

@@ -1,0 +1,93 @@
+import type { RunEvent } from "@steward/contract";
+import { conversationOf, toolMessageContent } from "./conversation";
+
+const queued = (responseLanguage: string | null): RunEvent => ({
+  type: "run.queued",
+  data: {
+    input: "Summarise the refund policy",
+    mode: "agent",
+    response_language: responseLanguage,
+    created_by: "u",
+    created_at: "2026-11-30T09:00:00.000000Z",
+    deadline_at: "2026-11-30T09:03:00.000000Z",
+    thread_id: null,
+  },
+});
+const started: RunEvent = { type: "run.started", data: { runner_id: "r", started_at: "2026-11-30T09:00:01.000000Z" } };
+const thought: RunEvent = {
+  type: "thought",
+  data: {
+    step_no: 1,
+    text: "",
+    tool_calls: [
+      { call_id: "call-1", tool_name: "search", arguments: '{"q":"refund"}' },
+      { call_id: "call-2", tool_name: "read", arguments: '{"id":"d1"}' },
+    ],
+    usage: { input_tokens: 1, output_tokens: 1 },
+    provider: "primary",
+  },
+};
+const toolCall: RunEvent = { type: "tool_call", data: { step_no: 1, call_id: "call-1", tool_name: "search", arguments: '{"q":"refund"}' } };
+const toolResult: RunEvent = {
+  type: "tool_result",
+  data: {
+    step_no: 1, call_id: "call-1", tool_name: "search", fingerprint: "f", result_code: "60302", result: { hits: 0 }, evidence: [],
+    decision: { permit: true, code: "", policy_ids: [] },
+  },
+};
+const message: RunEvent = {
+  type: "message",
+  data: { step_no: 2, text: "Refunds within 30 days.", usage: { input_tokens: 1, output_tokens: 1 }, provider: "primary" },
+};
+
+describe("conversationOf", () => {
+  it("given run.queued, then a system prompt followed by the user's input", () => {
+    const messages = conversationOf([queued(null), started]);
+    expect(messages.map((m) => m.role)).toEqual(["system", "user"]);
+    expect(messages[1]).toEqual({ role: "user", content: "Summarise the refund policy" });
+    expect(messages[0].content).not.toMatch(/Answer in this language/);
+  });
+
+  it("given a response_language, then it appears in the system prompt", () => {
+    const [system] = conversationOf([queued("Deutsch")]);
+    expect(system.role).toBe("system");
+    expect(system.content).toContain("Deutsch");
+  });
+
+  it("given a thought, then an assistant message with its tool calls in order and null content for empty text", () => {
+    const messages = conversationOf([queued(null), started, thought]);
+    expect(messages[2]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "call-1", type: "function", function: { name: "search", arguments: '{"q":"refund"}' } },
+        { id: "call-2", type: "function", function: { name: "read", arguments: '{"id":"d1"}' } },
+      ],
+    });
+  });
+
+  it("given a tool result, then a tool message tied to its call, with result_code and result", () => {
+    const messages = conversationOf([queued(null), started, thought, toolCall, toolResult]);
+    expect(messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
+    const tool = messages[3];
+    if (tool.role !== "tool") throw new Error("expected a tool message");
+    expect(tool.tool_call_id).toBe("call-1");
+    expect(JSON.parse(tool.content)).toEqual({ result_code: "60302", result: { hits: 0 } });
+  });
+
+  it("given a final message, then the assistant's text closes the conversation", () => {
+    const messages = conversationOf([queued(null), started, thought, toolCall, toolResult, message]);
+    expect(messages[messages.length - 1]).toEqual({ role: "assistant", content: "Refunds within 30 days." });
+  });
+
+  it("ignores lifecycle events that the model does not see", () => {
+    const done: RunEvent = { type: "run.succeeded", data: { output: { text: "x", evidence: [] }, finished_at: "2026-11-30T09:01:00.000000Z" } };
+    expect(conversationOf([queued(null), started, toolCall, done])).toHaveLength(2);
+  });
+});
+
+describe("toolMessageContent", () => {
+  it("serialises the result code and the result", () => {
+    expect(JSON.parse(toolMessageContent("ok", [1, "a"]))).toEqual({ result_code: "ok", result: [1, "a"] });
+  });
+});

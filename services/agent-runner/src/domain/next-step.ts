@@ -1,0 +1,50 @@
+import { Limits, RunErrorCode, parseMicros, type RequestedToolCall, type RunError, type RunState } from "@steward/contract";
+
+export type NextStep =
+  | { readonly kind: "done" }
+  | { readonly kind: "start" }
+  | { readonly kind: "fail"; readonly error: RunError }
+  | { readonly kind: "run_tool"; readonly call: RequestedToolCall }
+  | { readonly kind: "call_model"; readonly stepNo: number };
+
+/**
+ * The run decider: from the folded state and the clock, what the loop does next. Pure, so every rule is
+ * testable as given events / then step.
+ */
+export function nextStep(state: RunState, nowMicros: bigint, registered: ReadonlySet<string>): NextStep {
+  if (state.status === "succeeded" || state.status === "failed" || state.status === "cancelled") return { kind: "done" };
+  if (state.status === "new") throw new RangeError("a run without run.queued cannot be driven");
+  if (state.deadline_at && nowMicros >= parseMicros(state.deadline_at)) {
+    return { kind: "fail", error: { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed" } };
+  }
+  if (state.status === "queued") return { kind: "start" };
+  const call = state.pending_calls[0];
+  if (call) {
+    if (!registered.has(call.tool_name)) {
+      return {
+        kind: "fail",
+        error: { code: RunErrorCode.unknownTool, message: "the model called a tool that is not registered", tool_name: call.tool_name, step_no: state.step_no },
+      };
+    }
+    if (!isJsonObject(call.arguments)) {
+      return {
+        kind: "fail",
+        error: { code: RunErrorCode.outputUnparseable, message: "the model's tool arguments are not a JSON object", tool_name: call.tool_name, step_no: state.step_no },
+      };
+    }
+    return { kind: "run_tool", call };
+  }
+  if (state.step_no >= Limits.stepBudget) {
+    return { kind: "fail", error: { code: RunErrorCode.stepBudgetSpent, message: "the step budget is spent", step_no: state.step_no } };
+  }
+  return { kind: "call_model", stepNo: state.step_no + 1 };
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text || "{}");
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,84 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { randomBytes } from "node:crypto";
+import type { PolicyPoint } from "@steward/contract";
+import { BadRequestError, NotFoundError, type Pool } from "@steward/platform";
+import { findOwnRun, listOwnRuns, readStream } from "@steward/store";
+import type { Authenticate, Principal } from "../auth";
+import type { Authorize } from "../../../app/authorize";
+import type { CreateRun } from "../../../app/create-run";
+import { CreateRunBody, EventsQuery, ListRunsQuery, UUID_PATTERN, parseOr400, singleValuedQuery } from "../schemas";
+
+export interface RunRoutesDeps {
+  readonly pool: Pool;
+  readonly authenticate: Authenticate;
+  readonly authorize: Authorize;
+  readonly createRun: CreateRun;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/** The caller's W3C trace context, or a new one rooted here. */
+export function traceparentOf(request: FastifyRequest): string {
+  const incoming = request.headers.traceparent;
+  if (typeof incoming === "string" && TRACEPARENT.test(incoming)) return incoming;
+  return `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
+}
+
+export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
+  /** Authenticates, then asks the PDP for the route's declared policy point. */
+  async function guard(request: FastifyRequest, point: PolicyPoint, resourceId = ""): Promise<Principal> {
+    const principal = await deps.authenticate(request.headers.authorization);
+    await deps.authorize(principal, point, { type: "run", id: resourceId }, traceparentOf(request));
+    return principal;
+  }
+
+  function runIdOf(request: FastifyRequest): string {
+    const id = (request.params as { id: string }).id;
+    if (!UUID_PATTERN.test(id)) throw new NotFoundError();
+    return id;
+  }
+
+  app.post("/v1/agents/runs", async (request, reply) => {
+    const principal = await guard(request, "agent.run.create");
+    if (request.body === null || typeof request.body !== "object" || Array.isArray(request.body)) {
+      throw new BadRequestError("the request body must be a JSON object");
+    }
+    const body = parseOr400(CreateRunBody, request.body, "the request body");
+    const key = request.headers["idempotency-key"];
+    if (key !== undefined && (typeof key !== "string" || !/^[\x21-\x7e]{1,255}$/.test(key))) {
+      throw new BadRequestError("Idempotency-Key must be 1-255 visible ASCII characters");
+    }
+    const snapshot = await deps.createRun({ principal, body, idempotencyKey: key, traceparent: traceparentOf(request) });
+    return reply.status(201).header("location", `/v1/agents/runs/${snapshot.id}`).send(snapshot);
+  });
+
+  app.get("/v1/agents/runs", async (request) => {
+    const principal = await guard(request, "agent.run.read");
+    const query = parseOr400(ListRunsQuery, singleValuedQuery(request.query), "the query");
+    const page = Number(query.page ?? 1);
+    const pageSize = Number(query.page_size ?? 20);
+    const { items, total } = await listOwnRuns(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, { page, pageSize });
+    return { items, page, page_size: pageSize, total };
+  });
+
+  app.get("/v1/agents/runs/:id", async (request) => {
+    const id = runIdOf(request);
+    const principal = await guard(request, "agent.run.read", id);
+    const run = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, id);
+    if (!run) throw new NotFoundError();
+    return run;
+  });
+
+  app.get("/v1/agents/runs/:id/events", async (request) => {
+    const id = runIdOf(request);
+    const principal = await guard(request, "agent.run.read", id);
+    const query = parseOr400(EventsQuery, singleValuedQuery(request.query), "the query");
+    const run = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, id);
+    if (!run) throw new NotFoundError();
+    const limit = Number(query.limit ?? 100);
+    const events = await readStream(deps.pool, id, { after: Number(query.after ?? 0), limit });
+    const items = events.map((e) => ({ seq: e.metadata.seq, type: e.type, data: e.data, recorded_at: e.metadata.recorded_at }));
+    const last = items[items.length - 1];
+    return { items, next_after: last ? last.seq : Number(query.after ?? 0), has_more: items.length === limit };
+  });
+}

@@ -1,0 +1,106 @@
+import { createHash, randomUUID } from "node:crypto";
+import {
+  Limits,
+  addSeconds,
+  busNames,
+  canonicalJson,
+  initialRunState,
+  nowMicros,
+  snapshotOf,
+  type RunRequested,
+  type RunSnapshot,
+} from "@steward/contract";
+import { ValidationError, type Pool } from "@steward/platform";
+import { appendRunEvents, findByIdempotencyKey } from "@steward/store";
+import { checkRunContent } from "../domain/run-request";
+import type { Principal } from "../adapters/http/auth";
+import type { CreateRunBody } from "../adapters/http/schemas";
+
+export interface CreateRunCommand {
+  readonly principal: Principal;
+  readonly body: CreateRunBody;
+  readonly idempotencyKey?: string;
+  readonly traceparent: string;
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+/**
+ * Creates a run: one timestamp (µs, UTC) for created_at, deadline +180 s, and in one transaction the run
+ * row, its run.queued event and the outbox record of agent.run.requested. With an Idempotency-Key, a retry
+ * of the same request returns the run created first; the same key with another body is refused.
+ */
+export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: () => string }) {
+  const clock = deps.clock ?? nowMicros;
+  const names = busNames(deps.namespace);
+
+  async function replayed(cmd: CreateRunCommand, requestHash: string): Promise<RunSnapshot | null> {
+    if (!cmd.idempotencyKey) return null;
+    const found = await findByIdempotencyKey(deps.pool, { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId }, cmd.idempotencyKey);
+    if (!found) return null;
+    if (found.requestHash !== requestHash) {
+      throw new ValidationError("this Idempotency-Key was already used with a different request");
+    }
+    return found.snapshot;
+  }
+
+  return async function createRun(cmd: CreateRunCommand): Promise<RunSnapshot> {
+    checkRunContent(cmd.body);
+    const requestHash = createHash("sha256").update(canonicalJson(cmd.body)).digest("hex");
+    const earlier = await replayed(cmd, requestHash);
+    if (earlier) return earlier;
+
+    const runId = randomUUID();
+    const createdAt = clock();
+    const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
+    await deps.pool.query(
+      `INSERT INTO memberships (tenant_id, user_id, roles) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id, user_id) DO UPDATE SET roles = excluded.roles, updated_at = clock_timestamp()
+       WHERE memberships.roles IS DISTINCT FROM excluded.roles`,
+      [cmd.principal.tenantId, cmd.principal.userId, cmd.principal.roles],
+    );
+    try {
+      const { state } = await appendRunEvents(deps.pool, {
+        runId,
+        tenantId: cmd.principal.tenantId,
+        state: initialRunState,
+        events: [
+          {
+            type: "run.queued",
+            data: {
+              input: cmd.body.input,
+              mode: cmd.body.mode ?? "agent",
+              response_language: cmd.body.response_language ?? null,
+              created_by: cmd.principal.userId,
+              created_at: createdAt,
+              deadline_at: addSeconds(createdAt, Limits.deadlineSeconds),
+              thread_id: null,
+            },
+          },
+        ],
+        commands: [
+          {
+            subject: names.runRequested,
+            msgId: `run.requested.${runId}`,
+            payload: command,
+            headers: { "Steward-Run-Id": runId, traceparent: cmd.traceparent },
+          },
+        ],
+        namespace: deps.namespace,
+        traceparent: cmd.traceparent,
+        idempotencyKey: cmd.idempotencyKey ?? null,
+        requestHash,
+      });
+      return snapshotOf(runId, state);
+    } catch (err) {
+      // Two retries with one key raced; the loser answers with the winner's run.
+      if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {
+        const winner = await replayed(cmd, requestHash);
+        if (winner) return winner;
+      }
+      throw err;
+    }
+  };
+}
+
+export type CreateRun = ReturnType<typeof createRunHandler>;

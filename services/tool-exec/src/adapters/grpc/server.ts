@@ -1,0 +1,64 @@
+import { grpc, grpcError, type Logger } from "@steward/platform";
+import { ToolExecService, type ToolExecServer } from "@steward/proto";
+import type { ToolRegistry } from "../../domain/registry";
+import { InvalidArgumentsError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
+
+/** Maps the handler's errors to gRPC statuses, once: unknown tool → NOT_FOUND, bad arguments → INVALID_ARGUMENT. */
+function toStatus(err: unknown, logger: Logger): grpc.ServiceError {
+  if (err instanceof UnknownToolError) return grpcError(grpc.status.NOT_FOUND, err.message);
+  if (err instanceof InvalidArgumentsError) return grpcError(grpc.status.INVALID_ARGUMENT, err.message);
+  logger.error({ err }, "invoke failed");
+  return grpcError(grpc.status.UNKNOWN, "invoke failed");
+}
+
+export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke: InvokeHandler; logger: Logger }): grpc.Server {
+  const tools = deps.registry.list().map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchemaJson: JSON.stringify(t.input),
+    safety: t.safety,
+    policyPoint: t.policyPoint,
+    idempotent: t.idempotent,
+    abortOnDeny: t.abortOnDeny,
+    requireConfirmation: t.requireConfirmation,
+    exploration: t.exploration,
+  }));
+  const impl: ToolExecServer = {
+    listTools(_call, callback) {
+      callback(null, { tools });
+    },
+    invoke(call, callback) {
+      const req = call.request;
+      if (!req.runId || !req.tenantId || !req.userId || !req.toolName) {
+        callback(grpcError(grpc.status.INVALID_ARGUMENT, "run_id, tenant_id, user_id and tool_name are required"));
+        return;
+      }
+      const traceparent = call.metadata.get("traceparent")[0];
+      deps
+        .invoke({
+          runId: req.runId,
+          tenantId: req.tenantId,
+          userId: req.userId,
+          stepNo: req.stepNo,
+          callId: req.callId,
+          toolName: req.toolName,
+          argumentsJson: req.argumentsJson,
+          elevationSessionId: req.elevationSessionId,
+          traceparent: typeof traceparent === "string" ? traceparent : undefined,
+        })
+        .then((o) =>
+          callback(null, {
+            fingerprint: o.fingerprint,
+            decision: o.decision,
+            resultCode: o.resultCode,
+            resultJson: JSON.stringify(o.result),
+            replayed: o.replayed,
+          }),
+        )
+        .catch((err: unknown) => callback(toStatus(err, deps.logger)));
+    },
+  };
+  const server = new grpc.Server();
+  server.addService(ToolExecService, impl);
+  return server;
+}

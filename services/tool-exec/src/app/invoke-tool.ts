@@ -1,0 +1,134 @@
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { TSchema } from "@sinclair/typebox";
+import { RunErrorCode, ToolResultCode, toolFingerprint, type Evidence } from "@steward/contract";
+import type { Logger } from "@steward/platform";
+import type { PolicyDecisionApi } from "@steward/proto";
+import type { ToolRegistry } from "../domain/registry";
+import type { IdempotencyStore } from "../adapters/pg/idempotency-store";
+
+export interface InvokeCommand {
+  readonly runId: string;
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly stepNo: number;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly argumentsJson: string;
+  readonly elevationSessionId: string;
+  readonly traceparent?: string;
+}
+
+export interface Verdict {
+  readonly permit: boolean;
+  readonly code: string;
+  readonly reasons: string[];
+  readonly policyIds: string[];
+}
+
+export interface InvokeOutcome {
+  readonly fingerprint: string;
+  readonly decision: Verdict;
+  readonly resultCode: string;
+  readonly result: { result: unknown; evidence: Evidence[] };
+  readonly replayed: boolean;
+}
+
+export class UnknownToolError extends Error {
+  constructor(readonly toolName: string) {
+    super(`tool ${toolName} is not registered`);
+    this.name = "UnknownToolError";
+  }
+}
+
+export class InvalidArgumentsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidArgumentsError";
+  }
+}
+
+const PDP_DEADLINE_MS = 2000;
+
+/**
+ * Decides, then runs. The PDP is asked before anything runs; an unreachable PDP is a deny (60502). A tool's
+ * own failure becomes a controlled result (60302, "tool failed") whose text never carries the raw error.
+ */
+export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyDecisionApi; results: IdempotencyStore; logger: Logger }) {
+  const checks = new Map<string, TypeCheck<TSchema>>();
+  for (const tool of deps.registry.list()) checks.set(tool.name, TypeCompiler.Compile(tool.input));
+
+  async function ask(cmd: InvokeCommand, action: string, fingerprint: string): Promise<Verdict> {
+    try {
+      const d = await deps.pdp.decide(
+        {
+          principal: { tenantId: cmd.tenantId, userId: cmd.userId, roles: [], rolesFromToken: false },
+          action,
+          resource: { type: "tool", id: cmd.toolName },
+          context: {
+            run_id: cmd.runId,
+            step_no: String(cmd.stepNo),
+            fingerprint,
+            ...(cmd.elevationSessionId ? { elevation_session_id: cmd.elevationSessionId } : {}),
+          },
+        },
+        { deadlineMs: PDP_DEADLINE_MS, traceparent: cmd.traceparent },
+      );
+      return { permit: d.permit, code: d.code, reasons: d.reasons, policyIds: d.policyIds };
+    } catch (err) {
+      deps.logger.warn({ run_id: cmd.runId, tool: cmd.toolName, grpc_code: (err as { code?: number }).code }, "PDP unreachable; denying");
+      return { permit: false, code: String(RunErrorCode.pdpUnavailable), reasons: ["policy decision point unavailable"], policyIds: [] };
+    }
+  }
+
+  return async function invoke(cmd: InvokeCommand): Promise<InvokeOutcome> {
+    const tool = deps.registry.get(cmd.toolName);
+    if (!tool) throw new UnknownToolError(cmd.toolName);
+    let input: unknown;
+    try {
+      input = JSON.parse(cmd.argumentsJson || "{}");
+    } catch {
+      throw new InvalidArgumentsError("arguments are not JSON");
+    }
+    const check = checks.get(tool.name)!;
+    if (!check.Check(input)) {
+      const first = check.Errors(input).First();
+      throw new InvalidArgumentsError(`arguments do not match the schema${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);
+    }
+    const fingerprint = toolFingerprint(tool.name, tool.normalise(input));
+    const decision = await ask(cmd, tool.policyPoint, fingerprint);
+    if (!decision.permit) {
+      return {
+        fingerprint,
+        decision,
+        resultCode: decision.code,
+        result: { result: { error_code: decision.code, note: "denied by policy" }, evidence: [] },
+        replayed: false,
+      };
+    }
+    if (tool.idempotent) {
+      const stored = await deps.results.find(cmd.runId, fingerprint);
+      if (stored) return { fingerprint, decision, resultCode: stored.resultCode, result: stored.result as InvokeOutcome["result"], replayed: true };
+    }
+    let resultCode: string = ToolResultCode.ok;
+    let result: InvokeOutcome["result"];
+    try {
+      const outcome = await tool.run(
+        { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(30_000) },
+        input,
+      );
+      result = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
+    } catch (err) {
+      deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
+      deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
+      resultCode = ToolResultCode.toolFailed;
+      result = { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] };
+    }
+    if (tool.idempotent && resultCode === ToolResultCode.ok) {
+      const stored = await deps.results.save(cmd.runId, fingerprint, tool.name, { resultCode, result });
+      return { fingerprint, decision, resultCode: stored.resultCode, result: stored.result as InvokeOutcome["result"], replayed: false };
+    }
+    return { fingerprint, decision, resultCode, result, replayed: false };
+  };
+}
+
+export type InvokeHandler = ReturnType<typeof createInvokeHandler>;

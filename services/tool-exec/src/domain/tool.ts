@@ -1,0 +1,36 @@
+import type { TSchema, Static } from "@sinclair/typebox";
+import type { Evidence, PolicyPoint } from "@steward/contract";
+
+/** Who a tool runs for: the run's tenant and creator, and where in the run the call stands. */
+export interface ToolContext {
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly runId: string;
+  readonly stepNo: number;
+  readonly signal: AbortSignal;
+}
+
+export interface ToolOutcome {
+  readonly result: unknown;
+  readonly evidence?: readonly Evidence[];
+}
+
+/** A registered tool (SPEC §5). `run` is only ever called after the PDP has permitted the call. */
+export interface ToolDefinition<S extends TSchema = TSchema> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: S;
+  /** Canonicalises the input before fingerprinting (trim, case-fold what does not matter). */
+  readonly normalise: (input: Static<S>) => Static<S>;
+  readonly safety: "read" | "write";
+  readonly policyPoint: PolicyPoint;
+  readonly idempotent: boolean;
+  readonly abortOnDeny: boolean;
+  readonly requireConfirmation: boolean;
+  readonly exploration: boolean;
+  readonly run: (ctx: ToolContext, input: Static<S>) => Promise<ToolOutcome>;
+}
+
+/** A tool of any input schema, as the registry holds it (the input is checked against `input` first). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyToolDefinition = ToolDefinition<any>;

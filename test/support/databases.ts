@@ -1,0 +1,39 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { ensureDatabase, migrate } from "@steward/store";
+
+/** The server the suites create their databases on. */
+export const serverUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+export function databaseUrl(name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** A fresh, migrated database for one test file; `drop()` removes it. */
+export async function freshDatabase(prefix = "steward_test"): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const url = databaseUrl(name);
+  await ensureDatabase(url);
+  await migrate(url);
+  return {
+    url,
+    async drop() {
+      const admin = new pg.Client({ connectionString: serverUrl });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+/** A unique NATS namespace so that a suite's streams and subjects are its own. */
+export function freshNamespace(prefix = "t"): string {
+  return `${prefix}${randomBytes(5).toString("hex")}`;
+}
+
+export const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";

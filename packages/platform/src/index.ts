@@ -14,5 +14,5 @@ export {
 export { createPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient } from "./pg/pool";
 export { connectNats, type NatsConnection } from "./nats/connect";
 export { ensureStream, ensureConsumer, provisionTopology, type TopologyOptions } from "./nats/provision";
-export { bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
+export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
 export { onShutdown } from "./shutdown";

@@ -1,5 +1,13 @@
 import * as grpc from "@grpc/grpc-js";
 
+/**
+ * A gRPC server that refuses to share its port: grpc-js enables SO_REUSEPORT by default, which would let a
+ * second copy of a service start on a busy port and silently split the traffic.
+ */
+export function createGrpcServer(): grpc.Server {
+  return new grpc.Server({ "grpc.so_reuseport": 0 });
+}
+
 /** Binds a gRPC server to `host:port` (port 0 picks a free one) and resolves with the bound port. */
 export function bindGrpc(server: grpc.Server, address: string): Promise<number> {
   return new Promise((resolve, reject) => {

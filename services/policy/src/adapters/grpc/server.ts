@@ -1,4 +1,4 @@
-import { grpc, grpcError, type Logger } from "@steward/platform";
+import { createGrpcServer, grpc, grpcError, type Logger } from "@steward/platform";
 import { PolicyDecisionService, type PolicyDecisionServer } from "@steward/proto";
 import type { DecisionHandler } from "../../app/decide-request";
 
@@ -29,7 +29,7 @@ export function createPolicyGrpcServer(deps: { handle: DecisionHandler; logger: 
         });
     },
   };
-  const server = new grpc.Server();
+  const server = createGrpcServer();
   server.addService(PolicyDecisionService, impl);
   return server;
 }

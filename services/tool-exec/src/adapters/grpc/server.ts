@@ -1,4 +1,4 @@
-import { grpc, grpcError, type Logger } from "@steward/platform";
+import { createGrpcServer, grpc, grpcError, type Logger } from "@steward/platform";
 import { ToolExecService, type ToolExecServer } from "@steward/proto";
 import type { ToolRegistry } from "../../domain/registry";
 import { InvalidArgumentsError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
@@ -58,7 +58,7 @@ export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke:
         .catch((err: unknown) => callback(toStatus(err, deps.logger)));
     },
   };
-  const server = new grpc.Server();
+  const server = createGrpcServer();
   server.addService(ToolExecService, impl);
   return server;
 }

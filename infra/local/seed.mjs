@@ -1,0 +1,32 @@
+// Seeds the demo tenant's knowledge base from infra/demo/knowledge (once; re-running adds nothing).
+import { createRequire } from "node:module";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { root } from "./paths.mjs";
+
+const require = createRequire(import.meta.url);
+
+export const demo = { tenant: "demo", user: "demo-user" };
+
+export async function seedDemo(databaseUrl) {
+  const { createPool } = require(join(root, "packages", "platform", "dist"));
+  const { addDocument } = require(join(root, "packages", "store", "dist"));
+  const pool = createPool(databaseUrl, { max: 2, applicationName: "steward-seed" });
+  try {
+    const dir = join(root, "infra", "demo", "knowledge");
+    let added = 0;
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".md")).sort()) {
+      const text = readFileSync(join(dir, file), "utf8");
+      const title = (/^#\s+(.+)$/m.exec(text)?.[1] ?? file).trim();
+      const body = text.replace(/^#\s+.+\n/m, "").trim();
+      const exists = await pool.query("SELECT 1 FROM kb_documents WHERE tenant_id = $1 AND title = $2", [demo.tenant, title]);
+      if (exists.rowCount === 0) {
+        await addDocument(pool, { tenantId: demo.tenant, title, body });
+        added++;
+      }
+    }
+    return added;
+  } finally {
+    await pool.end();
+  }
+}

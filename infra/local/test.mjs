@@ -10,6 +10,11 @@ import { root } from "./paths.mjs";
 
 ensureInstalled();
 build();
+const typecheck = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" });
+if (typecheck.status !== 0) {
+  process.stdout.write("0 passed, 1 failed\n");
+  process.exit(1);
+}
 const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace(/\/steward$/, "/postgres");
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);

@@ -42,7 +42,7 @@ describe("appendToStream (PostgreSQL event store)", () => {
 
   afterAll(async () => {
     await pool?.end();
-    await db?.drop();
+    if (db) await db.drop();
   });
 
   it("appends to a new stream with expected version 0 and numbers the events 1..n", async () => {

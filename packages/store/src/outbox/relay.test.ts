@@ -108,7 +108,7 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     for (const stream of streams) await jsm?.streams.delete(stream).catch(() => undefined);
     await nc?.close().catch(() => undefined);
     await pool?.end().catch(() => undefined);
-    await db?.drop();
+    if (db) await db.drop();
   });
 
   it("two relays side by side publish every row exactly once, woken by the inserts", async () => {

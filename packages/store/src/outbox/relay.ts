@@ -89,6 +89,7 @@ export function createOutboxRelay(
 
   /** Coalesces wake-ups: at most one drain runs, and one more follows if woken meanwhile. */
   function drain(): Promise<number> {
+    if (stopped) return Promise.resolve(0);
     if (running) {
       again = true;
       return running;

@@ -40,7 +40,7 @@ describe("policy gRPC server (PolicyDecision.Decide over a real database)", () =
     api?.close();
     if (server) await shutdownGrpc(server, 2000);
     await pool?.end();
-    await db?.drop();
+    if (db) await db.drop();
   });
 
   it("permits a member agent.run.create and names the rule", async () => {

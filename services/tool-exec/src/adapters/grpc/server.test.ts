@@ -110,7 +110,7 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
     if (toolServer) await shutdownGrpc(toolServer, 2000);
     if (policyServer && policyUp) await shutdownGrpc(policyServer, 2000);
     await pool?.end();
-    await db?.drop();
+    if (db) await db.drop();
   });
 
   it("lists knowledge_search with its policy point and input schema", async () => {

@@ -1,0 +1,33 @@
+import { ConfigError, commonConfig, env, readConfig } from "./config";
+
+describe("readConfig", () => {
+  it("applies the documented defaults", () => {
+    const config = readConfig(commonConfig, {});
+    expect(config).toMatchObject({
+      DATABASE_URL: "postgres://postgres@127.0.0.1:5432/steward",
+      NATS_URL: "nats://127.0.0.1:4222",
+      STEWARD_ENV: "development",
+      STEWARD_NATS_NAMESPACE: "",
+    });
+  });
+
+  it("stops on a bad value and names the variable", () => {
+    expect(() => readConfig(commonConfig, { STEWARD_ENV: "prod" })).toThrow(/^STEWARD_ENV: must be one of/);
+    expect(() => readConfig({ GATEWAY_PORT: env.port(8080) }, { GATEWAY_PORT: "70000" })).toThrow(ConfigError);
+    expect(() => readConfig({ POLICY_ADDR: env.hostPort() }, { POLICY_ADDR: "nohost" })).toThrow(/POLICY_ADDR/);
+  });
+
+  it("names every bad variable at once", () => {
+    try {
+      readConfig(commonConfig, { DATABASE_URL: "mysql://x", NATS_URL: "http://y" });
+      throw new Error("expected a ConfigError");
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).variable).toBe("DATABASE_URL, NATS_URL");
+    }
+  });
+
+  it("never echoes a secret that is too short", () => {
+    expect(() => readConfig({ S: env.secret(32) }, { S: "hunter2" })).toThrow(/^S: must be at least 32 characters$/);
+  });
+});

@@ -17,7 +17,9 @@ function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: B
     traceparent: msg.headers?.get("traceparent") || undefined,
     ack: () => msg.ack(),
     nak: (delayMs) => msg.nak(delayMs),
-    term: (reason) => msg.term(reason),
+    // nats-server 2.9 does not parse "+TERM <reason>" and leaves the message pending (it would come back
+    // after ack_wait); the reason travels on the dead-letter copy instead.
+    term: () => msg.term(),
     working: () => msg.working(),
     async deadLetter(reason) {
       const h = natsHeaders();

@@ -53,7 +53,7 @@ describe("a run through the real OpenAI-compatible provider path", () => {
 
     expect(model.requests).toHaveLength(2);
     expect(model.requests[0].model).toBe("fake-model");
-    expect(model.requests[0].tools?.map((t) => t.function.name)).toEqual(["knowledge_search"]);
+    expect(model.requests[0].tools?.map((t) => t.function.name)).toContain("knowledge_search");
     expect(model.requests[0].messages[0].content).toContain("Answer in this language: en.");
     expect(model.requests[0].messages[1]).toEqual({ role: "user", content: "How fast must on-call acknowledge a page?" });
     const second = model.requests[1].messages;

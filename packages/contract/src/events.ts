@@ -121,6 +121,15 @@ export interface ToolResult {
   };
 }
 
+/**
+ * A tool's circuit opened for the rest of the run after consecutive failures; later calls of it answer
+ * 60403 without running. Derived from the tool results, recorded so that replay and audit see it.
+ */
+export interface CircuitOpened {
+  readonly type: "circuit.opened";
+  readonly data: { readonly step_no: number; readonly tool_name: string; readonly failures: number };
+}
+
 /** The model's final answer text. */
 export interface Message {
   readonly type: "message";
@@ -154,6 +163,7 @@ export type RunEvent =
   | Thought
   | ToolCall
   | ToolResult
+  | CircuitOpened
   | Message
   | RunSucceeded
   | RunFailed

@@ -33,6 +33,16 @@ export interface RunState {
   readonly pending_calls: readonly RequestedToolCall[];
   /** Evidence gathered from tool results, de-duplicated by document. */
   readonly evidence: readonly Evidence[];
+  /** Every tool call's outcome in order: the input of cycle detection and of the per-run circuit. */
+  readonly tool_history: readonly ToolOutcomeRecord[];
+  /** Tools whose circuit opened in this run. */
+  readonly open_circuits: readonly string[];
+}
+
+export interface ToolOutcomeRecord {
+  readonly tool_name: string;
+  readonly fingerprint: string;
+  readonly result_code: string;
 }
 
 export const initialRunState: RunState = {
@@ -53,6 +63,8 @@ export const initialRunState: RunState = {
   step_no: 0,
   pending_calls: [],
   evidence: [],
+  tool_history: [],
+  open_circuits: [],
 };
 
 function mergeEvidence(known: readonly Evidence[], more: readonly Evidence[]): readonly Evidence[] {
@@ -110,7 +122,13 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         usage: { ...state.usage, tool_calls: state.usage.tool_calls + 1 },
         pending_calls: state.pending_calls.filter((c) => c.call_id !== event.data.call_id),
         evidence: mergeEvidence(state.evidence, event.data.evidence),
+        tool_history: [
+          ...state.tool_history,
+          { tool_name: event.data.tool_name, fingerprint: event.data.fingerprint, result_code: event.data.result_code },
+        ],
       };
+    case "circuit.opened":
+      return { ...next, open_circuits: [...state.open_circuits, event.data.tool_name] };
     case "message":
       return { ...next, step_no: event.data.step_no, usage: addModelUsage(state.usage, event.data.usage) };
     case "run.succeeded":

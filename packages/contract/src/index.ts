@@ -23,13 +23,15 @@ export {
   type Thought,
   type ToolCall,
   type ToolResult,
+  type CircuitOpened,
   type Message,
   type RunSucceeded,
   type RunFailed,
   type RunCancelled,
 } from "./events";
 export { snapshotOf, type RunSnapshot } from "./snapshot";
-export { evolve, foldRun, isTerminal, initialRunState, type RunState } from "./fold";
+export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./fold";
+export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
 export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";
 export { policyPoints, isPolicyPoint, type PolicyPoint } from "./policy-points";
 export { busNames, type BusNames } from "./subjects";

@@ -13,6 +13,13 @@ export {
 } from "./errors";
 export { createPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient } from "./pg/pool";
 export { connectNats, type NatsConnection } from "./nats/connect";
-export { ensureStream, ensureConsumer, provisionTopology, type TopologyOptions } from "./nats/provision";
+export {
+  ensureStream,
+  ensureConsumer,
+  provisionTopology,
+  provisionRunnerConsumer,
+  type TopologyOptions,
+  type RunnerConsumerOptions,
+} from "./nats/provision";
 export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
 export { onShutdown } from "./shutdown";

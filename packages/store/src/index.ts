@@ -7,6 +7,7 @@ export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./
 export { appendRunEvents, eventMessage, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
 export { projectRun } from "./runs/project-run";
 export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";
+export { findOverdueRuns, redriveQueuedRuns } from "./runs/overdue";
 export { claimRun, extendLease, releaseLease, type ClaimOutcome } from "./runs/lease";
 export { chunkText } from "./knowledge/chunk";
 export { addDocument } from "./knowledge/add-document";

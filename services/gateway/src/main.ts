@@ -30,7 +30,11 @@ async function main(): Promise<void> {
     STEWARD_JWT_ISSUER: env.optional(),
     STEWARD_JWT_AUDIENCE: env.optional(),
     STEWARD_HOME: env.string(join(process.cwd(), ".steward")),
+    STEWARD_TEST_DEADLINE_SECONDS: env.int(1, 180, 180),
   });
+  if (config.STEWARD_TEST_DEADLINE_SECONDS !== 180 && config.STEWARD_ENV !== "test") {
+    throw new ConfigError("STEWARD_TEST_DEADLINE_SECONDS", "may only shorten the deadline when STEWARD_ENV=test");
+  }
   const production = config.STEWARD_ENV === "staging" || config.STEWARD_ENV === "production";
   if (production && !config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
     throw new ConfigError("STEWARD_JWT_SECRET", `or STEWARD_JWKS_URL is required when STEWARD_ENV is ${config.STEWARD_ENV}`);
@@ -53,7 +57,7 @@ async function main(): Promise<void> {
     pool,
     authenticate,
     authorize: createAuthorizer({ pdp, logger }),
-    createRun: createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE }),
+    createRun: createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS }),
     ready: async () => {
       await pool.query("SELECT 1");
       return !nc.isClosed();

@@ -2,6 +2,7 @@ import { bindGrpc, commonConfig, createLogger, createPool, env, onShutdown, read
 import { createPolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "./domain/registry";
 import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
+import { testTools } from "./adapters/tools/test-tools";
 import { createPgIdempotencyStore } from "./adapters/pg/idempotency-store";
 import { createToolExecGrpcServer } from "./adapters/grpc/server";
 import { createInvokeHandler } from "./app/invoke-tool";
@@ -10,12 +11,16 @@ async function main(): Promise<void> {
   const config = readConfig({
     DATABASE_URL: commonConfig.DATABASE_URL,
     LOG_LEVEL: commonConfig.LOG_LEVEL,
+    STEWARD_ENV: commonConfig.STEWARD_ENV,
     TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
   });
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec" });
-  const registry = createToolRegistry([knowledgeSearchTool(pool)]);
+  const registry = createToolRegistry([
+    knowledgeSearchTool(pool),
+    ...(config.STEWARD_ENV === "test" ? await testTools(pool) : []),
+  ]);
   const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
   const invoke = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(pool), logger });
   const server = createToolExecGrpcServer({ registry, invoke, logger });

@@ -59,17 +59,20 @@ export async function ensureConsumer(
 }
 
 export interface TopologyOptions {
-  /** How long an unacknowledged run command waits before redelivery, in ms. Default 30 000. */
-  ackWaitMs?: number;
-  /** Deliveries of one command before JetStream gives up on it. Default 5. */
-  maxDeliver?: number;
   /** How long run events stay on the bus, in ms. Default 7 days. */
   eventMaxAgeMs?: number;
 }
 
+export interface RunnerConsumerOptions {
+  /** How long an unacknowledged run command waits before redelivery, in ms. Default 30 000. */
+  ackWaitMs?: number;
+  /** Deliveries of one command before JetStream gives up on it. Default 5. */
+  maxDeliver?: number;
+}
+
 /**
- * Steward's JetStream topology: the command stream (work queue for `agent.run.requested`), the event stream
- * (a copy of every run event), the dead-letter stream, and the runners' durable pull consumer.
+ * Steward's JetStream streams: the command stream (work queue for `agent.run.requested`), the event stream
+ * (a copy of every run event) and the dead-letter stream.
  */
 export async function provisionTopology(
   nc: NatsConnection,
@@ -77,8 +80,6 @@ export async function provisionTopology(
   options: TopologyOptions = {},
 ): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  const ackWait = options.ackWaitMs ?? 30_000;
-  const maxDeliver = options.maxDeliver ?? 5;
   await ensureStream(jsm, {
     name: names.commandStream,
     description: "Steward commands: agent.run.requested, one message per run to drive (work queue)",
@@ -103,6 +104,17 @@ export async function provisionTopology(
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
   });
+}
+
+/** The runners' shared durable pull consumer on the command stream (the runners own its settings). */
+export async function provisionRunnerConsumer(
+  nc: NatsConnection,
+  names: BusNames,
+  options: RunnerConsumerOptions = {},
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const ackWait = options.ackWaitMs ?? 30_000;
+  const maxDeliver = options.maxDeliver ?? 5;
   await ensureConsumer(jsm, names.commandStream, {
     durable_name: names.runnerConsumer,
     description: "agent-runner replicas share this consumer; one delivery drives one run",

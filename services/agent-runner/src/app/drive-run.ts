@@ -3,7 +3,6 @@ import {
   foldRun,
   nowMicros,
   parseMicros,
-  type RequestedToolCall,
   type RunEvent,
   type RunState,
   type StoredRunEvent,
@@ -13,10 +12,11 @@ import { appendRunEvents, readStream } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { eventsForAnswer } from "../domain/answer";
-import { ModelUnavailableError, type ModelProvider, type ToolSchema } from "../domain/model";
+import { ModelUnavailableError, type ModelAnswer, type ModelProvider, type ToolSchema } from "../domain/model";
 import { nextStep } from "../domain/next-step";
+import { noCrashPoints, type CrashPoints } from "./crash-points";
 import type { DriveOutcome, RunContext } from "./run-context";
-import { invokeTool } from "./invoke-tool";
+import { runToolStep, shortCircuitResult } from "./tool-step";
 
 export interface DriveDeps {
   readonly pool: Pool;
@@ -28,10 +28,17 @@ export interface DriveDeps {
   readonly runnerId: string;
   /** Per-call output ceiling in tokens. */
   readonly maxOutputTokens: number;
+  /** Test hooks; production uses none. */
+  readonly crash?: CrashPoints;
 }
 
 function traceIdOf(traceparent?: string): string | undefined {
   return traceparent?.split("-")[1];
+}
+
+function msUntil(deadlineAt: string | null): number {
+  if (!deadlineAt) return Number.MAX_SAFE_INTEGER;
+  return Number((parseMicros(deadlineAt) - parseMicros(nowMicros())) / 1000n);
 }
 
 /**
@@ -40,6 +47,7 @@ function traceIdOf(traceparent?: string): string | undefined {
  * resumes here without asking the model again or repeating a recorded tool call.
  */
 export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveOutcome> {
+  const crash = deps.crash ?? noCrashPoints;
   const events: StoredRunEvent[] = await readStream(deps.pool, ctx.runId);
   if (events.length === 0) return "missing";
   let state: RunState = foldRun(events);
@@ -64,6 +72,18 @@ export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveO
     state = result.state;
   };
 
+  /** Asks the model, bounded by the run's deadline; null when it could not answer. */
+  async function askModel(): Promise<ModelAnswer | null> {
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, msUntil(state.deadline_at)))]);
+    try {
+      return await deps.provider.complete({ messages: conversationOf(events), tools: schemas, maxOutputTokens: deps.maxOutputTokens, signal });
+    } catch (err) {
+      if (!(err instanceof ModelUnavailableError)) throw err;
+      log.warn({ step_no: state.step_no + 1, provider: err.provider, last_delivery: ctx.lastDelivery }, "model unavailable");
+      return null;
+    }
+  }
+
   try {
     for (;;) {
       if (ctx.signal.aborted) return "lost";
@@ -80,31 +100,28 @@ export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveO
           await append([{ type: "run.failed", data: { error: step.error, finished_at: nowMicros() } }]);
           log.info({ step_no: state.step_no, code: step.error.code }, "run failed");
           break;
+        case "open_circuit":
+          await append([{ type: "circuit.opened", data: { step_no: state.step_no, tool_name: step.toolName, failures: step.failures } }]);
+          log.info({ step_no: state.step_no, tool: step.toolName }, "tool circuit opened");
+          break;
+        case "short_circuit":
+          await append([shortCircuitResult(state, step.call)]);
+          break;
         case "run_tool":
-          await runTool(step.call);
+          await runToolStep({ toolExec: deps.toolExec, tools: deps.tools, crash }, ctx, state, events, step.call, append, log);
           break;
         case "call_model": {
-          let answer;
-          try {
-            answer = await deps.provider.complete({
-              messages: conversationOf(events),
-              tools: schemas,
-              maxOutputTokens: deps.maxOutputTokens,
-              signal: ctx.signal,
-            });
-          } catch (err) {
-            if (!(err instanceof ModelUnavailableError)) throw err;
-            log.warn({ step_no: step.stepNo, provider: err.provider, last_delivery: ctx.lastDelivery }, "model unavailable");
+          crash.reached("before_model");
+          const answer = await askModel();
+          if (!answer) {
+            if (msUntil(state.deadline_at) <= 0) break; // the next step fails the run with 60402
             if (!ctx.lastDelivery) return "retry";
-            await append([
-              {
-                type: "run.failed",
-                data: { error: { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: step.stepNo }, finished_at: nowMicros() },
-              },
-            ]);
+            const error = { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: step.stepNo };
+            await append([{ type: "run.failed", data: { error, finished_at: nowMicros() } }]);
             break;
           }
           await append(eventsForAnswer(state, step.stepNo, answer, nowMicros()));
+          crash.reached("after_model");
           log.info(
             { step_no: step.stepNo, provider: answer.provider, tool_calls: answer.toolCalls.length, finish: answer.finishReason },
             "model step",
@@ -124,33 +141,4 @@ export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveO
     }
     throw err;
   }
-
-  async function runTool(call: RequestedToolCall): Promise<void> {
-    const inFlight = events.some((e) => e.type === "tool_call" && e.data.call_id === call.call_id);
-    if (!inFlight) {
-      await append([
-        { type: "tool_call", data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments } },
-      ]);
-    }
-    const outcome = await invokeTool(deps.toolExec, ctx, state.step_no, call);
-    const more: RunEvent[] = [outcome.event];
-    const spec = deps.tools.find((t) => t.name === call.tool_name);
-    const { decision } = outcome.event.data;
-    if (!decision.permit && spec?.abortOnDeny) {
-      more.push({
-        type: "run.failed",
-        data: {
-          error: { code: Number(decision.code) || RunErrorCode.policyDenied, message: "a tool the run depends on was denied", tool_name: call.tool_name, step_no: state.step_no },
-          finished_at: nowMicros(),
-        },
-      });
-    }
-    await append(more);
-    log.info(
-      { step_no: state.step_no, tool: call.tool_name, result_code: outcome.event.data.result_code, permit: decision.permit, replayed: outcome.replayed },
-      "tool step",
-    );
-  }
 }
-
-

@@ -20,11 +20,13 @@ export interface Delivery {
 export interface HandlerOptions {
   /** Lease on a claimed run, in ms; extended every third of it while the run is driven. Default 30 000. */
   leaseMs?: number;
+  /** First redelivery delay after a retryable failure, in ms; doubles per delivery up to 30 s. Default 1000. */
+  retryBackoffMs?: number;
 }
 
 /** Redelivery delay for a retryable failure: grows with each delivery, capped at 30 s. */
-export function backoffMs(deliveryCount: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.max(0, deliveryCount - 1));
+export function backoffMs(deliveryCount: number, baseMs = 1000): number {
+  return Math.min(30_000, baseMs * 2 ** Math.max(0, deliveryCount - 1));
 }
 
 /**
@@ -33,6 +35,7 @@ export function backoffMs(deliveryCount: number): number {
  */
 export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger: Logger }, options: HandlerOptions = {}) {
   const leaseMs = options.leaseMs ?? 30_000;
+  const retryMs = (delivery: Delivery) => backoffMs(delivery.deliveryCount, options.retryBackoffMs ?? 1000);
   return async function handle(delivery: Delivery): Promise<void> {
     const decoded = decodeRunRequested(delivery.data);
     if (!decoded.ok) {
@@ -73,12 +76,12 @@ export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger
         signal: abort.signal,
         heartbeat: () => delivery.working(),
       });
-      if (outcome === "retry") delivery.nak(backoffMs(delivery.deliveryCount));
+      if (outcome === "retry") delivery.nak(retryMs(delivery));
       else delivery.ack();
     } catch (err) {
       deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");
       deps.logger.debug({ err, run_id: cmd.run_id }, "run interruption detail");
-      delivery.nak(backoffMs(delivery.deliveryCount));
+      delivery.nak(retryMs(delivery));
     } finally {
       clearInterval(keepAlive);
       await releaseLease(deps.pool, cmd.run_id, deps.runnerId).catch(() => undefined);

@@ -1,10 +1,22 @@
-import { Limits, RunErrorCode, parseMicros, type RequestedToolCall, type RunError, type RunState } from "@steward/contract";
+import {
+  Limits,
+  RunErrorCode,
+  ToolResultCode,
+  consecutiveFailures,
+  detectCycle,
+  parseMicros,
+  type RequestedToolCall,
+  type RunError,
+  type RunState,
+} from "@steward/contract";
 
 export type NextStep =
   | { readonly kind: "done" }
   | { readonly kind: "start" }
   | { readonly kind: "fail"; readonly error: RunError }
   | { readonly kind: "run_tool"; readonly call: RequestedToolCall }
+  | { readonly kind: "open_circuit"; readonly toolName: string; readonly failures: number }
+  | { readonly kind: "short_circuit"; readonly call: RequestedToolCall }
   | { readonly kind: "call_model"; readonly stepNo: number };
 
 /**
@@ -18,8 +30,27 @@ export function nextStep(state: RunState, nowMicros: bigint, registered: Readonl
     return { kind: "fail", error: { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed" } };
   }
   if (state.status === "queued") return { kind: "start" };
+  const cycle = detectCycle(state.tool_history);
+  if (cycle) {
+    return {
+      kind: "fail",
+      error: {
+        code: RunErrorCode.cycleDetected,
+        message: "the tool calls repeat in a cycle",
+        tool_name: cycle.tool_name,
+        cycle_length: cycle.length,
+        step_no: state.step_no,
+      },
+    };
+  }
+  const lastTool = state.tool_history[state.tool_history.length - 1];
+  if (lastTool && !state.open_circuits.includes(lastTool.tool_name)) {
+    const failures = consecutiveFailures(state.tool_history, lastTool.tool_name, ToolResultCode.toolFailed);
+    if (failures >= Limits.circuitThreshold) return { kind: "open_circuit", toolName: lastTool.tool_name, failures };
+  }
   const call = state.pending_calls[0];
   if (call) {
+    if (state.open_circuits.includes(call.tool_name)) return { kind: "short_circuit", call };
     if (!registered.has(call.tool_name)) {
       return {
         kind: "fail",

@@ -30,8 +30,9 @@ const UNIQUE_VIOLATION = "23505";
  * row, its run.queued event and the outbox record of agent.run.requested. With an Idempotency-Key, a retry
  * of the same request returns the run created first; the same key with another body is refused.
  */
-export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: () => string }) {
+export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: () => string; deadlineSeconds?: number }) {
   const clock = deps.clock ?? nowMicros;
+  const deadlineSeconds = deps.deadlineSeconds ?? Limits.deadlineSeconds;
   const names = busNames(deps.namespace);
 
   async function replayed(cmd: CreateRunCommand, requestHash: string): Promise<RunSnapshot | null> {
@@ -73,7 +74,7 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
               response_language: cmd.body.response_language ?? null,
               created_by: cmd.principal.userId,
               created_at: createdAt,
-              deadline_at: addSeconds(createdAt, Limits.deadlineSeconds),
+              deadline_at: addSeconds(createdAt, deadlineSeconds),
               thread_id: null,
             },
           },

@@ -105,29 +105,22 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
         replayed: false,
       };
     }
-    if (tool.idempotent) {
-      const stored = await deps.results.find(cmd.runId, fingerprint);
-      if (stored) return { fingerprint, decision, resultCode: stored.resultCode, result: stored.result as InvokeOutcome["result"], replayed: true };
-    }
-    let resultCode: string = ToolResultCode.ok;
-    let result: InvokeOutcome["result"];
-    try {
-      const outcome = await tool.run(
-        { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(30_000) },
-        input,
-      );
-      result = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
-    } catch (err) {
-      deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
-      deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
-      resultCode = ToolResultCode.toolFailed;
-      result = { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] };
-    }
-    if (tool.idempotent && resultCode === ToolResultCode.ok) {
-      const stored = await deps.results.save(cmd.runId, fingerprint, tool.name, { resultCode, result });
-      return { fingerprint, decision, resultCode: stored.resultCode, result: stored.result as InvokeOutcome["result"], replayed: false };
-    }
-    return { fingerprint, decision, resultCode, result, replayed: false };
+    const execute = async (): Promise<{ resultCode: string; result: InvokeOutcome["result"] }> => {
+      try {
+        const outcome = await tool.run(
+          { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(30_000) },
+          input,
+        );
+        return { resultCode: ToolResultCode.ok, result: { result: outcome.result, evidence: [...(outcome.evidence ?? [])] } };
+      } catch (err) {
+        deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
+        deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
+        return { resultCode: ToolResultCode.toolFailed, result: { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] } };
+      }
+    };
+    if (!tool.idempotent) return { fingerprint, decision, ...(await execute()), replayed: false };
+    const { value, replayed } = await deps.results.once(cmd.runId, fingerprint, tool.name, execute);
+    return { fingerprint, decision, resultCode: value.resultCode, result: value.result as InvokeOutcome["result"], replayed };
   };
 }
 

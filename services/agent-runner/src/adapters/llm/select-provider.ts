@@ -1,5 +1,6 @@
 import type { StewardEnv } from "@steward/platform";
 import type { ModelProvider } from "../../domain/model";
+import { withBreaker } from "./guarded-provider";
 import { createOpenAiProvider } from "./openai-provider";
 import { createProviderChain } from "./provider-chain";
 import { createScriptedProvider } from "./scripted-provider";
@@ -30,16 +31,16 @@ export function selectProvider(config: LlmConfig): ModelProvider {
     return createScriptedProvider();
   }
   const providers = [
-    createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: config.LLM_MODEL ?? "gpt-4o-mini" }),
+    withBreaker(createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: config.LLM_MODEL ?? "gpt-4o-mini" })),
   ];
   if (config.LLM_FALLBACK_BASE_URL) {
     providers.push(
-      createOpenAiProvider({
+      withBreaker(createOpenAiProvider({
         name: "fallback",
         baseUrl: config.LLM_FALLBACK_BASE_URL,
         apiKey: config.LLM_FALLBACK_API_KEY ?? "",
         model: config.LLM_FALLBACK_MODEL ?? config.LLM_MODEL ?? "gpt-4o-mini",
-      }),
+      })),
     );
   }
   return createProviderChain(providers);

@@ -7,28 +7,49 @@ export interface StoredToolResult {
 
 /** Idempotency records of tool results, by run and fingerprint. */
 export interface IdempotencyStore {
-  find(runId: string, fingerprint: string): Promise<StoredToolResult | null>;
-  /** Stores the result unless one exists; returns whichever is stored (the first writer wins). */
-  save(runId: string, fingerprint: string, toolName: string, value: StoredToolResult): Promise<StoredToolResult>;
+  /**
+   * Runs `work` at most once per run and fingerprint: concurrent callers of the same call wait for the first
+   * (a transaction-scoped advisory lock), and later callers get the stored result. Only successful results
+   * are stored; a failed call may be tried again.
+   */
+  once(
+    runId: string,
+    fingerprint: string,
+    toolName: string,
+    work: () => Promise<StoredToolResult>,
+  ): Promise<{ value: StoredToolResult; replayed: boolean }>;
 }
 
 export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
-  const find = async (runId: string, fingerprint: string): Promise<StoredToolResult | null> => {
-    const { rows } = await pool.query<{ result_code: string; result: StoredToolResult["result"] }>(
-      "SELECT result_code, result FROM tool_results WHERE run_id = $1 AND fingerprint = $2",
-      [runId, fingerprint],
-    );
-    return rows[0] ? { resultCode: rows[0].result_code, result: rows[0].result } : null;
-  };
   return {
-    find,
-    async save(runId, fingerprint, toolName, value) {
-      await pool.query(
-        `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, fingerprint) DO NOTHING`,
-        [runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)],
-      );
-      return (await find(runId, fingerprint)) ?? value;
+    async once(runId, fingerprint, toolName, work) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`${runId}/${fingerprint}`]);
+        const found = await client.query<{ result_code: string; result: StoredToolResult["result"] }>(
+          "SELECT result_code, result FROM tool_results WHERE run_id = $1 AND fingerprint = $2",
+          [runId, fingerprint],
+        );
+        if (found.rows[0]) {
+          await client.query("COMMIT");
+          return { value: { resultCode: found.rows[0].result_code, result: found.rows[0].result }, replayed: true };
+        }
+        const value = await work();
+        if (value.resultCode === "ok") {
+          await client.query(
+            `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES ($1, $2, $3, $4, $5)`,
+            [runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)],
+          );
+        }
+        await client.query("COMMIT");
+        return { value, replayed: false };
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
     },
   };
 }

@@ -1,0 +1,43 @@
+import type { Pool } from "pg";
+import { busNames, type RunRequested } from "@steward/contract";
+import { inTransaction } from "@steward/platform";
+import { enqueueOutbox } from "../outbox/enqueue";
+
+/** Runs still queued or running past their deadline, oldest deadline first. */
+export async function findOverdueRuns(pool: Pool, limit = 100): Promise<Array<{ id: string; tenant_id: string }>> {
+  const { rows } = await pool.query<{ id: string; tenant_id: string }>(
+    `SELECT id, tenant_id FROM runs
+      WHERE state IN ('queued', 'running') AND deadline_at < clock_timestamp()
+      ORDER BY deadline_at LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}
+
+/**
+ * Puts `agent.run.requested` on the bus again for runs queued longer than `olderThanMs` since their last
+ * request (the first copy may have been lost: nats-server 2.9 acknowledges before it syncs to disk). The
+ * command goes through the outbox like any other; a run that was in fact delivered is unharmed, because a
+ * second delivery finds the run claimed or finished.
+ */
+export async function redriveQueuedRuns(pool: Pool, namespace: string, olderThanMs: number, limit = 100): Promise<string[]> {
+  const names = busNames(namespace);
+  return inTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ id: string; tenant_id: string; created_by: string; at: string }>(
+      `UPDATE runs SET last_requested_at = clock_timestamp()
+        WHERE id IN (SELECT id FROM runs
+                      WHERE state = 'queued' AND last_requested_at < clock_timestamp() - make_interval(secs => $1)
+                      ORDER BY last_requested_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+        RETURNING id, tenant_id, created_by, (extract(epoch FROM last_requested_at) * 1000)::bigint::text AS at`,
+      [olderThanMs / 1000, limit],
+    );
+    await enqueueOutbox(
+      client,
+      rows.map((r) => {
+        const command: RunRequested = { run_id: r.id, tenant_id: r.tenant_id, created_by: r.created_by };
+        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Redrive": "true" } };
+      }),
+    );
+    return rows.map((r) => r.id);
+  });
+}

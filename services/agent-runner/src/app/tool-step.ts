@@ -1,0 +1,77 @@
+import { RunErrorCode, ToolResultCode, nowMicros, type RequestedToolCall, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
+import type { Logger } from "@steward/platform";
+import type { ToolExecApi, ToolSpec } from "@steward/proto";
+import type { CrashPoints } from "./crash-points";
+import { invokeTool } from "./invoke-tool";
+import type { RunContext } from "./run-context";
+
+export interface ToolStepDeps {
+  readonly toolExec: ToolExecApi;
+  readonly tools: readonly ToolSpec[];
+  readonly crash: CrashPoints;
+}
+
+/**
+ * Runs one pending tool call: records `tool_call` (the in-flight marker) unless a previous attempt did,
+ * invokes tool-exec, and returns the result event, plus the run's failure when an AbortOnDeny tool was
+ * denied. A call found in flight is sent again; tool-exec answers it from its idempotency record.
+ */
+export async function runToolStep(
+  deps: ToolStepDeps,
+  ctx: RunContext,
+  state: RunState,
+  events: readonly StoredRunEvent[],
+  call: RequestedToolCall,
+  append: (more: RunEvent[]) => Promise<void>,
+  log: Logger,
+): Promise<void> {
+  const inFlight = events.some((e) => e.type === "tool_call" && e.data.call_id === call.call_id);
+  if (!inFlight) {
+    await append([
+      { type: "tool_call", data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments } },
+    ]);
+  }
+  const pending = invokeTool(deps.toolExec, ctx, state.step_no, call);
+  deps.crash.reached("during_tool");
+  const outcome = await pending;
+  const more: RunEvent[] = [outcome.event];
+  const spec = deps.tools.find((t) => t.name === call.tool_name);
+  const { decision } = outcome.event.data;
+  if (!decision.permit && spec?.abortOnDeny && outcome.event.data.result_code !== "INVALID_ARGUMENTS") {
+    more.push({
+      type: "run.failed",
+      data: {
+        error: {
+          code: Number(decision.code) || RunErrorCode.policyDenied,
+          message: "a tool the run depends on was denied",
+          tool_name: call.tool_name,
+          step_no: state.step_no,
+        },
+        finished_at: nowMicros(),
+      },
+    });
+  }
+  await append(more);
+  deps.crash.reached("after_tool");
+  log.info(
+    { step_no: state.step_no, tool: call.tool_name, result_code: outcome.event.data.result_code, permit: decision.permit, replayed: outcome.replayed },
+    "tool step",
+  );
+}
+
+/** The result of a call whose tool's circuit is open: 60403, and nothing runs. */
+export function shortCircuitResult(state: RunState, call: RequestedToolCall): RunEvent {
+  return {
+    type: "tool_result",
+    data: {
+      step_no: state.step_no,
+      call_id: call.call_id,
+      tool_name: call.tool_name,
+      fingerprint: "",
+      decision: { permit: false, code: ToolResultCode.circuitOpen, policy_ids: [] },
+      result_code: ToolResultCode.circuitOpen,
+      result: { error_code: ToolResultCode.circuitOpen, note: "this tool failed repeatedly and is disabled for the rest of the run" },
+      evidence: [],
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { Type } from "@sinclair/typebox";
+import type { Pool } from "@steward/platform";
+import type { AnyToolDefinition } from "../../domain/tool";
+
+/**
+ * Tools that exist only when STEWARD_ENV=test, for the suites that prove the run contract: one with a side
+ * effect the tests can count, one that always fails, one whose denial must end the run.
+ */
+export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
+  await pool.query(
+    `CREATE TABLE IF NOT EXISTS test_side_effects (
+       run_id uuid NOT NULL, key text NOT NULL, count integer NOT NULL, PRIMARY KEY (run_id, key))`,
+  );
+  const CounterInput = Type.Object(
+    { key: Type.String({ minLength: 1, maxLength: 100 }), delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5000 })) },
+    { additionalProperties: false },
+  );
+  const NoInput = Type.Object({ note: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false });
+  return [
+    {
+      name: "test_counter",
+      description: "Test only: counts how many times it really ran for (run, key), after an optional delay.",
+      input: CounterInput,
+      normalise: (input: { key: string; delay_ms?: number }) => ({ key: input.key, delay_ms: input.delay_ms ?? 0 }),
+      safety: "write",
+      policyPoint: "knowledge.document.read",
+      idempotent: true,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: false,
+      async run(ctx, input: { key: string; delay_ms?: number }) {
+        if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
+        const { rows } = await pool.query<{ count: number }>(
+          `INSERT INTO test_side_effects (run_id, key, count) VALUES ($1, $2, 1)
+           ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1 RETURNING count`,
+          [ctx.runId, input.key],
+        );
+        return { result: { key: input.key, count: rows[0].count } };
+      },
+    },
+    {
+      name: "test_fail",
+      description: "Test only: always fails, with an internal error text that must never reach the model.",
+      input: NoInput,
+      normalise: (input: { note?: string }) => ({ note: input.note ?? "" }),
+      safety: "read",
+      policyPoint: "knowledge.document.read",
+      idempotent: false,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: false,
+      async run() {
+        throw new Error("connection to 10.0.0.7 refused; password=hunter2");
+      },
+    },
+    {
+      name: "test_guarded",
+      description: "Test only: a tool the run depends on (AbortOnDeny) behind a point members do not hold.",
+      input: NoInput,
+      normalise: (input: { note?: string }) => ({ note: input.note ?? "" }),
+      safety: "read",
+      policyPoint: "dataset.read",
+      idempotent: false,
+      abortOnDeny: true,
+      requireConfirmation: false,
+      exploration: false,
+      async run() {
+        return { result: { ran: true } };
+      },
+    },
+  ];
+}

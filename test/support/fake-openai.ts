@@ -22,13 +22,13 @@ export interface FakeOpenAi {
   close(): Promise<void>;
 }
 
-export async function startFakeOpenAi(script: (req: ChatRequest, index: number) => Reply): Promise<FakeOpenAi> {
+export async function startFakeOpenAi(script: (req: ChatRequest, index: number) => Reply | Promise<Reply>): Promise<FakeOpenAi> {
   const requests: ChatRequest[] = [];
   const authorizations: string[] = [];
   const server: Server = createServer((req, res) => {
     let raw = "";
     req.on("data", (c) => (raw += c));
-    req.on("end", () => {
+    req.on("end", async () => {
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
         res.writeHead(404).end();
         return;
@@ -36,7 +36,8 @@ export async function startFakeOpenAi(script: (req: ChatRequest, index: number) 
       const body = JSON.parse(raw) as ChatRequest;
       requests.push(body);
       authorizations.push(String(req.headers.authorization ?? ""));
-      const reply = script(body, requests.length - 1);
+      const reply = await script(body, requests.length - 1);
+      if (res.destroyed || req.socket.destroyed) return;
       if ("status" in reply) {
         res.writeHead(reply.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "upstream exploded: secret-sauce" } }));
         return;

@@ -8,9 +8,10 @@ import { freshDatabase, freshNamespace, natsUrl } from "./databases";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const launcher = require("../../infra/local/launcher.cjs") as {
   startPlatform(env: Record<string, string>, options?: Record<string, unknown>): Promise<RunningPlatform>;
+  startService(service: string, env: Record<string, string>, options?: { readyMsg?: string }): Promise<RunningService>;
 };
 
-interface RunningService {
+export interface RunningService {
   child: import("node:child_process").ChildProcess;
   lines: string[];
   stop(): Promise<void>;
@@ -30,6 +31,8 @@ export interface TestPlatform extends RunningPlatform {
   token(claims: { tenant: string; user: string; roles?: string[] }): Promise<string>;
   http(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
   nats(): Promise<NatsConnection>;
+  /** Starts one more agent-runner on the same database, bus and tool-exec; stopped at teardown. */
+  startRunner(env?: Record<string, string>): Promise<RunningService>;
   teardown(): Promise<void>;
 }
 
@@ -52,6 +55,7 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}): 
     throw err;
   });
   const connections: NatsConnection[] = [];
+  const extraRunners: RunningService[] = [];
   const key = new TextEncoder().encode(secret);
   return {
     ...running,
@@ -89,7 +93,17 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}): 
       connections.push(nc);
       return nc;
     },
+    async startRunner(runnerEnv = {}) {
+      const runner = await launcher.startService(
+        "agent-runner",
+        { ...env, TOOL_EXEC_ADDR: running.toolExecAddr, ...runnerEnv },
+        { readyMsg: "ready" },
+      );
+      extraRunners.push(runner);
+      return runner;
+    },
     async teardown() {
+      for (const r of extraRunners) await r.stop();
       await running.stop();
       const nc = await connectNats(natsUrl, "steward-e2e-cleanup");
       const jsm = await jetstreamManager(nc);

@@ -6,6 +6,7 @@ export { enqueueOutbox, type OutboxMessage } from "./outbox/enqueue";
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox/relay";
 export { appendRunEvents, eventMessage, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
 export { projectRun } from "./runs/project-run";
+export { rebuildRunsProjection } from "./runs/rebuild-projection";
 export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";
 export { findOverdueRuns, redriveQueuedRuns } from "./runs/overdue";
 export { claimRun, extendLease, releaseLease, type ClaimOutcome } from "./runs/lease";

@@ -12,7 +12,7 @@ import { appendRunEvents, readStream } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { eventsForAnswer } from "../domain/answer";
-import { ModelUnavailableError, type ModelAnswer, type ModelProvider, type ToolSchema } from "../domain/model";
+import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider, type ToolSchema } from "../domain/model";
 import { nextStep } from "../domain/next-step";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import type { DriveOutcome, RunContext } from "./run-context";
@@ -49,7 +49,7 @@ function msUntil(deadlineAt: string | null): number {
 export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveOutcome> {
   const crash = deps.crash ?? noCrashPoints;
   const events: StoredRunEvent[] = await readStream(deps.pool, ctx.runId);
-  if (events.length === 0) return "missing";
+  if (events.length === 0) return { kind: "missing" };
   let state: RunState = foldRun(events);
   const registered = new Set(deps.tools.map((t) => t.name));
   const schemas: ToolSchema[] = deps.tools.map((t) => ({
@@ -72,26 +72,27 @@ export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveO
     state = result.state;
   };
 
-  /** Asks the model, bounded by the run's deadline; null when it could not answer. */
-  async function askModel(): Promise<ModelAnswer | null> {
+  /** Asks the model, bounded by the run's deadline; the error when it could not answer. */
+  async function askModel(): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, msUntil(state.deadline_at)))]);
     try {
       return await deps.provider.complete({ messages: conversationOf(events), tools: schemas, maxOutputTokens: deps.maxOutputTokens, signal });
     } catch (err) {
+      if (err instanceof ModelCallAbortedError) return err;
       if (!(err instanceof ModelUnavailableError)) throw err;
       log.warn({ step_no: state.step_no + 1, provider: err.provider, last_delivery: ctx.lastDelivery }, "model unavailable");
-      return null;
+      return err;
     }
   }
 
   try {
     for (;;) {
-      if (ctx.signal.aborted) return "lost";
+      if (ctx.signal.aborted) return { kind: "lost" };
       ctx.heartbeat();
       const step = nextStep(state, parseMicros(nowMicros()), registered);
       switch (step.kind) {
         case "done":
-          return "finished";
+          return { kind: "finished" };
         case "start":
           await append([{ type: "run.started", data: { runner_id: deps.runnerId, started_at: nowMicros() } }]);
           log.info({ step_no: 0 }, "run started");
@@ -113,9 +114,13 @@ export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveO
         case "call_model": {
           crash.reached("before_model");
           const answer = await askModel();
-          if (!answer) {
+          if (answer instanceof ModelCallAbortedError) {
+            if (ctx.signal.aborted) return { kind: "lost" };
+            break; // the deadline passed: the next step fails the run with 60402
+          }
+          if (answer instanceof ModelUnavailableError) {
             if (msUntil(state.deadline_at) <= 0) break; // the next step fails the run with 60402
-            if (!ctx.lastDelivery) return "retry";
+            if (!ctx.lastDelivery) return { kind: "retry", afterMs: answer.retryAfterMs };
             const error = { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: step.stepNo };
             await append([{ type: "run.failed", data: { error, finished_at: nowMicros() } }]);
             break;
@@ -137,7 +142,7 @@ export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveO
   } catch (err) {
     if (err instanceof ConcurrencyError) {
       log.info({ step_no: state.step_no }, "another runner advanced the run; letting go");
-      return "lost";
+      return { kind: "lost" };
     }
     throw err;
   }

@@ -76,7 +76,8 @@ export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger
         signal: abort.signal,
         heartbeat: () => delivery.working(),
       });
-      if (outcome === "retry") delivery.nak(retryMs(delivery));
+      // An open breaker knows when the provider is worth asking again; waiting less would waste a delivery.
+      if (outcome.kind === "retry") delivery.nak(Math.max(retryMs(delivery), outcome.afterMs ?? 0));
       else delivery.ack();
     } catch (err) {
       deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");

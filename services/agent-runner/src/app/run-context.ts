@@ -12,4 +12,7 @@ export interface RunContext {
   heartbeat(): void;
 }
 
-export type DriveOutcome = "finished" | "retry" | "lost" | "missing";
+/** How a drive ended: the run is over (or another runner has it), or it must be retried on a later delivery. */
+export type DriveOutcome =
+  | { readonly kind: "finished" | "lost" | "missing" }
+  | { readonly kind: "retry"; readonly afterMs?: number };

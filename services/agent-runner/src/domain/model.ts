@@ -44,8 +44,23 @@ export interface ModelProvider {
 
 /** The model could not answer (network, 5xx, rate limit); the run may retry on a later delivery. */
 export class ModelUnavailableError extends Error {
-  constructor(readonly provider: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly provider: string,
+    options?: { cause?: unknown; retryAfterMs?: number },
+  ) {
     super(`model provider ${provider} is unavailable`, options);
+    this.retryAfterMs = options?.retryAfterMs;
     this.name = "ModelUnavailableError";
+  }
+
+  /** When known (an open breaker), how long until the provider is worth asking again. */
+  readonly retryAfterMs: number | undefined;
+}
+
+/** The caller gave up on the call (deadline, cancel, lost lease); says nothing about the provider's health. */
+export class ModelCallAbortedError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the model call was aborted", options);
+    this.name = "ModelCallAbortedError";
   }
 }

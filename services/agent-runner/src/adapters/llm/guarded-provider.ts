@@ -4,7 +4,7 @@ import { ModelUnavailableError, type ModelAnswer, type ModelProvider, type Model
 export interface BreakerOptions {
   /** Failure percentage over the rolling window that opens the breaker. Default 50. */
   errorThresholdPercentage?: number;
-  /** Calls in the window before the breaker may open. Default 5. */
+  /** Calls in the window before the breaker may open. Default 10. */
   volumeThreshold?: number;
   /** How long the breaker stays open before a trial call, in ms. Default 30 000. */
   resetTimeoutMs?: number;
@@ -15,11 +15,12 @@ export interface BreakerOptions {
  * failing, calls fail fast (and the chain moves on to the next profile) until a trial call succeeds.
  */
 export function withBreaker(provider: ModelProvider, options: BreakerOptions = {}): ModelProvider {
+  const resetTimeoutMs = options.resetTimeoutMs ?? 30_000;
   const breaker = new CircuitBreaker((request: ModelRequest) => provider.complete(request), {
     timeout: false,
     errorThresholdPercentage: options.errorThresholdPercentage ?? 50,
-    volumeThreshold: options.volumeThreshold ?? 5,
-    resetTimeout: options.resetTimeoutMs ?? 30_000,
+    volumeThreshold: options.volumeThreshold ?? 10,
+    resetTimeout: resetTimeoutMs,
     // Only the provider being unavailable counts against it; a bug of ours is not the provider's fault.
     errorFilter: (err: unknown) => !(err instanceof ModelUnavailableError),
   });
@@ -30,7 +31,9 @@ export function withBreaker(provider: ModelProvider, options: BreakerOptions = {
         return (await breaker.fire(request)) as ModelAnswer;
       } catch (err) {
         if (err instanceof ModelUnavailableError) throw err;
-        if ((err as { code?: string }).code === "EOPENBREAKER") throw new ModelUnavailableError(provider.name, { cause: err });
+        if ((err as { code?: string }).code === "EOPENBREAKER") {
+          throw new ModelUnavailableError(provider.name, { cause: err, retryAfterMs: resetTimeoutMs });
+        }
         throw err;
       }
     },

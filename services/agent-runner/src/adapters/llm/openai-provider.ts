@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import { ModelUnavailableError, type ModelAnswer, type ModelProvider, type ModelRequest } from "../../domain/model";
+import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider, type ModelRequest } from "../../domain/model";
 
 export interface OpenAiProfile {
   /** A name for events and logs, e.g. "primary" or "fallback". */
@@ -49,6 +49,7 @@ export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
           { signal: request.signal },
         );
       } catch (err) {
+        if (request.signal.aborted) throw new ModelCallAbortedError({ cause: err });
         throw new ModelUnavailableError(profile.name, { cause: err });
       }
       const choice = completion.choices[0];

@@ -10,16 +10,16 @@ export function createProviderChain(providers: readonly ModelProvider[]): ModelP
   return {
     name: providers.map((p) => p.name).join(">"),
     async complete(request) {
-      let last: unknown;
+      let last: ModelUnavailableError | undefined;
       for (const provider of providers) {
         try {
           return await provider.complete(request);
         } catch (err) {
-          if (!(err instanceof ModelUnavailableError) || request.signal.aborted) throw err;
+          if (!(err instanceof ModelUnavailableError)) throw err;
           last = err;
         }
       }
-      throw new ModelUnavailableError("chain", { cause: last });
+      throw new ModelUnavailableError("chain", { cause: last, retryAfterMs: last?.retryAfterMs });
     },
   };
 }

@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { addSeconds, initialRunState, nowMicros } from "@steward/contract";
+import { appendRunEvents } from "@steward/store";
+import { startTestPlatform, type TestPlatform } from "../support/platform";
+import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
+import { eventsOf, runToEnd } from "../support/runs";
+import { waitFor } from "../support/wait-for";
+
+jest.setTimeout(180_000);
+
+const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
+
+// Order matters: the provider's breaker counts failures across runs, so the deadline case (an abort, which
+// does not count) runs first and the 5xx cases after it stay below the breaker's volume threshold.
+describe("model unavailable, deadlines and the reaper", () => {
+  let platform: TestPlatform;
+  let model: FakeOpenAi;
+  let token: string;
+  const attempts = new Map<string, number>();
+
+  beforeAll(async () => {
+    model = await startFakeOpenAi((req): Reply | Promise<Reply> => {
+      const input = inputOf(req);
+      const n = (attempts.get(input) ?? 0) + 1;
+      attempts.set(input, n);
+      if (input.startsWith("down-once") && n === 1) return { status: 503 };
+      if (input.startsWith("down-always")) return { status: 500 };
+      if (input.startsWith("slow")) return new Promise((resolve) => setTimeout(() => resolve({ text: "too late" }), 8000));
+      return { text: `answered ${input}` };
+    });
+    platform = await startTestPlatform({
+      LLM_BASE_URL: model.baseUrl,
+      LLM_API_KEY: "sk-test",
+      LLM_MODEL: "fake",
+      RUNNER_MAX_DELIVER: "3",
+      RUNNER_RETRY_BACKOFF_MS: "50",
+      RUNNER_REAPER_INTERVAL_MS: "200",
+      STEWARD_TEST_DEADLINE_SECONDS: "3",
+    });
+    token = await platform.token({ tenant: "acme", user: "uma" });
+  });
+
+  afterAll(async () => {
+    await platform?.teardown();
+    await model?.close();
+  });
+
+  it("60402: a model call still running at the deadline is abandoned and the run fails", async () => {
+    const run = await runToEnd(platform, token, "slow");
+    expect(run.state).toBe("failed");
+    expect(run.error).toMatchObject({ code: 60402 });
+    expect(Date.parse(run.finished_at)).toBeGreaterThanOrEqual(Date.parse(run.deadline_at));
+    expect(Date.parse(run.finished_at) - Date.parse(run.deadline_at)).toBeLessThan(8000);
+  });
+
+  it("a 5xx on the first delivery is retried through JetStream redelivery and the run succeeds", async () => {
+    const run = await runToEnd(platform, token, "down-once");
+    expect(run.state).toBe("succeeded");
+    expect(run.output.text).toBe("answered down-once");
+    expect(attempts.get("down-once")).toBe(2);
+  });
+
+  it("60300: a 5xx on every delivery fails the run on the last one, without the provider's words", async () => {
+    const run = await runToEnd(platform, token, "down-always");
+    expect(run.state).toBe("failed");
+    expect(run.error).toMatchObject({ code: 60300, step_no: 1 });
+    expect(attempts.get("down-always")).toBe(3);
+    const events = await eventsOf(platform, token, run.id);
+    expect(JSON.stringify(events)).not.toContain("upstream exploded");
+    expect(JSON.stringify(run)).not.toContain("secret-sauce");
+  });
+
+  it("60402 by the reaper: a run nobody drives is failed after its deadline, with the event appended", async () => {
+    const pool = new pg.Pool({ connectionString: platform.databaseUrl });
+    try {
+      const runId = randomUUID();
+      const createdAt = nowMicros();
+      // A run whose command never reached the bus: only the reaper can end it.
+      await appendRunEvents(pool, {
+        runId,
+        tenantId: "acme",
+        state: initialRunState,
+        events: [
+          {
+            type: "run.queued",
+            data: { input: "orphan", mode: "agent", response_language: null, created_by: "uma", created_at: createdAt, deadline_at: addSeconds(createdAt, 1), thread_id: null },
+          },
+        ],
+        namespace: platform.namespace,
+      });
+      const failed = await waitFor(async () => {
+        const r = await platform.http("GET", `/v1/agents/runs/${runId}`, { token });
+        return r.body.state === "failed" ? r.body : undefined;
+      });
+      expect(failed.error).toMatchObject({ code: 60402 });
+      const events = await eventsOf(platform, token, runId);
+      expect(events.map((e) => e.type)).toEqual(["run.queued", "run.failed"]);
+    } finally {
+      await pool.end();
+    }
+  });
+});

@@ -14,6 +14,7 @@ import {
 } from "@steward/platform";
 import { createToolExecApi } from "@steward/proto";
 import { createOutboxRelay } from "@steward/store";
+import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { selectProvider } from "./adapters/llm/select-provider";
 import { startRunConsumer } from "./adapters/nats/consumer";
 import { crashPointNames, killAt, noCrashPoints } from "./app/crash-points";
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   const nc = await connectNats(config.NATS_URL, `steward-agent-runner-${config.RUNNER_ID}`);
   await provisionTopology(nc, names);
   await provisionRunnerConsumer(nc, names, { ackWaitMs: config.RUNNER_ACK_WAIT_MS, maxDeliver: config.RUNNER_MAX_DELIVER });
-  const toolExec = createToolExecApi(config.TOOL_EXEC_ADDR);
+  const toolExec = withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR));
   const { tools } = await toolExec.listTools({ deadlineMs: 30_000, waitForReady: true });
   const relay = createOutboxRelay({ pool, nc, connectionString: config.DATABASE_URL, logger });
   await relay.start();

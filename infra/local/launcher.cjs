@@ -17,6 +17,7 @@ function entryOf(service) {
  * Rejects if the process exits first or `timeoutMs` passes; stderr is kept for the error.
  */
 function startService(service, env, { readyMsg = "listening", timeoutMs = 60_000, logFile } = {}) {
+  if (readyMsg === "listening" && service === "agent-runner") readyMsg = "ready";
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [entryOf(service)], {
       env: { ...process.env, ...env },

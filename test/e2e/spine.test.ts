@@ -70,13 +70,14 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
       "run.started",
       "thought",
       "tool_call",
+      "tool.decided",
       "tool_result",
       "message",
       "run.succeeded",
     ]);
     const page = await platform.http("GET", `/v1/agents/runs/${runId}/events?after=2`, { token: alice });
     expect(page.status).toBe(200);
-    expect(page.body.items.map((e: { seq: number }) => e.seq)).toEqual([3, 4, 5, 6, 7]);
+    expect(page.body.items.map((e: { seq: number }) => e.seq)).toEqual([3, 4, 5, 6, 7, 8]);
   });
 
   it("publishes every event to JetStream under the run's subjects, once, with Nats-Msg-Id = event id", async () => {

@@ -48,6 +48,8 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}): 
     STEWARD_NATS_NAMESPACE: namespace,
     STEWARD_JWT_SECRET: secret,
     LOG_LEVEL: "info",
+    // Several suites may hold platforms at once; keep each one's share of PostgreSQL's connections small.
+    PG_POOL_MAX: "4",
     ...extraEnv,
   };
   const running = await launcher.startPlatform(env).catch(async (err: unknown) => {

@@ -72,6 +72,8 @@ export interface RunQueued {
     readonly created_at: IsoMicros;
     readonly deadline_at: IsoMicros;
     readonly thread_id: string | null;
+    /** A reference to an elevation session the creator asked the run to use; checked at every decision. */
+    readonly elevation_session_id?: string | null;
   };
 }
 
@@ -103,6 +105,21 @@ export interface ToolCall {
     readonly call_id: string;
     readonly tool_name: string;
     readonly arguments: string;
+  };
+}
+
+/** The PDP's decision on a tool call, as tool-exec reported it: recorded beside the call for the audit trail. */
+export interface ToolDecided {
+  readonly type: "tool.decided";
+  readonly data: {
+    readonly step_no: number;
+    readonly call_id: string;
+    readonly tool_name: string;
+    readonly policy_point: string;
+    readonly fingerprint: string;
+    readonly permit: boolean;
+    readonly code: string;
+    readonly policy_ids: readonly string[];
   };
 }
 
@@ -162,6 +179,7 @@ export type RunEvent =
   | RunStarted
   | Thought
   | ToolCall
+  | ToolDecided
   | ToolResult
   | CircuitOpened
   | Message

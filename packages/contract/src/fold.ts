@@ -18,6 +18,7 @@ export interface RunState {
   readonly response_language: string | null;
   readonly created_by: string;
   readonly thread_id: string | null;
+  readonly elevation_session_id: string | null;
   readonly created_at: IsoMicros | null;
   readonly started_at: IsoMicros | null;
   readonly finished_at: IsoMicros | null;
@@ -52,6 +53,7 @@ export const initialRunState: RunState = {
   response_language: null,
   created_by: "",
   thread_id: null,
+  elevation_session_id: null,
   created_at: null,
   started_at: null,
   finished_at: null,
@@ -102,6 +104,7 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         response_language: event.data.response_language,
         created_by: event.data.created_by,
         thread_id: event.data.thread_id,
+        elevation_session_id: event.data.elevation_session_id ?? null,
         created_at: event.data.created_at,
         deadline_at: event.data.deadline_at,
       };
@@ -115,6 +118,7 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         pending_calls: event.data.tool_calls,
       };
     case "tool_call":
+    case "tool.decided":
       return next;
     case "tool_result":
       return {

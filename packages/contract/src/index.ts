@@ -22,6 +22,7 @@ export {
   type RunStarted,
   type Thought,
   type ToolCall,
+  type ToolDecided,
   type ToolResult,
   type CircuitOpened,
   type Message,

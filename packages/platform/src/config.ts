@@ -105,4 +105,6 @@ export const commonConfig = {
   STEWARD_ENV: env.oneOf(stewardEnvironments, "development"),
   STEWARD_NATS_NAMESPACE: env.namespace(),
   LOG_LEVEL: env.oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+  /** Connections this process may hold in its PostgreSQL pool. */
+  PG_POOL_MAX: env.int(1, 500, 10),
 };

@@ -1,6 +1,24 @@
 import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { PolicyDecisionClient, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
 import {
+  PolicyAdminClient,
+  type ActivatePolicySetRequest,
+  type CreateElevationRequest,
+  type DryRunRequest,
+  type DryRunResponse,
+  type Elevation,
+  type GetPolicySetRequest,
+  type ListPolicySetsRequest,
+  type ListPolicySetsResponse,
+  type PolicySetInfo,
+  type QueryDecisionsRequest,
+  type QueryDecisionsResponse,
+  type RevokeElevationRequest,
+  type UploadPolicySetRequest,
+  type ValidatePolicySetRequest,
+  type ValidationReport,
+} from "./gen/steward/v1/policy_admin";
+import {
   ToolExecClient,
   type InvokeRequest,
   type InvokeResponse,
@@ -59,6 +77,40 @@ export function createToolExecApi(address: string): ToolExecApi {
   return {
     listTools: (options = {}) => unary(client.listTools.bind(client), {}, options),
     invoke: (req, options = {}) => unary(client.invoke.bind(client), req, options),
+    close: () => client.close(),
+  };
+}
+
+export interface PolicyAdminApi {
+  listPolicySets(req: ListPolicySetsRequest, options?: CallOptions): Promise<ListPolicySetsResponse>;
+  getPolicySet(req: GetPolicySetRequest, options?: CallOptions): Promise<PolicySetInfo>;
+  uploadPolicySet(req: UploadPolicySetRequest, options?: CallOptions): Promise<PolicySetInfo>;
+  validatePolicySet(req: ValidatePolicySetRequest, options?: CallOptions): Promise<ValidationReport>;
+  dryRun(req: DryRunRequest, options?: CallOptions): Promise<DryRunResponse>;
+  activatePolicySet(req: ActivatePolicySetRequest, options?: CallOptions): Promise<PolicySetInfo>;
+  queryDecisions(req: QueryDecisionsRequest, options?: CallOptions): Promise<QueryDecisionsResponse>;
+  createElevation(req: CreateElevationRequest, options?: CallOptions): Promise<Elevation>;
+  revokeElevation(req: RevokeElevationRequest, options?: CallOptions): Promise<Elevation>;
+  close(): void;
+}
+
+/** A promise-returning client of the PolicyAdmin service. */
+export function createPolicyAdminApi(address: string): PolicyAdminApi {
+  const client = new PolicyAdminClient(address, credentials.createInsecure());
+  const call =
+    <Req, Res>(method: keyof PolicyAdminClient) =>
+    (req: Req, options: CallOptions = {}): Promise<Res> =>
+      unary((client[method] as (...args: never[]) => unknown).bind(client) as never, req, options);
+  return {
+    listPolicySets: call("listPolicySets"),
+    getPolicySet: call("getPolicySet"),
+    uploadPolicySet: call("uploadPolicySet"),
+    validatePolicySet: call("validatePolicySet"),
+    dryRun: call("dryRun"),
+    activatePolicySet: call("activatePolicySet"),
+    queryDecisions: call("queryDecisions"),
+    createElevation: call("createElevation"),
+    revokeElevation: call("revokeElevation"),
     close: () => client.close(),
   };
 }

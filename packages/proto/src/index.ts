@@ -20,8 +20,21 @@ export {
   type ToolExecServer,
 } from "./gen/steward/v1/tool_exec";
 export {
+  PolicySetInfo,
+  ValidationReport,
+  DryRunRequest,
+  DryRunResponse,
+  DecisionRecord,
+  Elevation,
+  PolicyAdminService,
+  PolicyAdminClient,
+  type PolicyAdminServer,
+} from "./gen/steward/v1/policy_admin";
+export {
   createPolicyDecisionApi,
   createToolExecApi,
+  createPolicyAdminApi,
+  type PolicyAdminApi,
   type PolicyDecisionApi,
   type ToolExecApi,
   type CallOptions,

@@ -11,7 +11,7 @@ import {
   provisionTopology,
   readConfig,
 } from "@steward/platform";
-import { createPolicyDecisionApi } from "@steward/proto";
+import { createPolicyAdminApi, createPolicyDecisionApi } from "@steward/proto";
 import { createOutboxRelay } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
@@ -40,12 +40,13 @@ async function main(): Promise<void> {
     throw new ConfigError("STEWARD_JWT_SECRET", `or STEWARD_JWKS_URL is required when STEWARD_ENV is ${config.STEWARD_ENV}`);
   }
   const logger = createLogger("gateway", config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-gateway", max: 20 });
+  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-gateway", max: config.PG_POOL_MAX });
   const nc = await connectNats(config.NATS_URL, "steward-gateway");
   await provisionTopology(nc, busNames(config.STEWARD_NATS_NAMESPACE));
   const relay = createOutboxRelay({ pool, nc, connectionString: config.DATABASE_URL, logger });
   await relay.start();
   const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
+  const policyAdmin = createPolicyAdminApi(config.POLICY_ADDR);
   const authenticate = createAuthenticator({
     secret: config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(join(config.STEWARD_HOME, "dev-jwt-secret")),
     jwksUrl: config.STEWARD_JWKS_URL,
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     pool,
     authenticate,
     authorize: createAuthorizer({ pdp, logger }),
+    policyAdmin,
     createRun: createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS }),
     ready: async () => {
       await pool.query("SELECT 1");
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
   });
   const address = await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
   logger.info({ addr: address }, "listening");
-  onShutdown(logger, [() => app.close(), () => relay.stop(), () => nc.drain(), async () => pdp.close(), () => pool.end()]);
+  onShutdown(logger, [() => app.close(), () => relay.stop(), () => nc.drain(), async () => pdp.close(), async () => policyAdmin.close(), () => pool.end()]);
 }
 
 main().catch((err) => {

@@ -11,12 +11,13 @@ async function main(): Promise<void> {
   const config = readConfig({
     DATABASE_URL: commonConfig.DATABASE_URL,
     LOG_LEVEL: commonConfig.LOG_LEVEL,
+    PG_POOL_MAX: commonConfig.PG_POOL_MAX,
     STEWARD_ENV: commonConfig.STEWARD_ENV,
     TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
   });
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec" });
+  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX });
   const registry = createToolRegistry([
     knowledgeSearchTool(pool),
     ...(config.STEWARD_ENV === "test" ? await testTools(pool) : []),

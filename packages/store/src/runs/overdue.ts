@@ -23,18 +23,19 @@ export async function findOverdueRuns(pool: Pool, limit = 100): Promise<Array<{ 
 export async function redriveQueuedRuns(pool: Pool, namespace: string, olderThanMs: number, limit = 100): Promise<string[]> {
   const names = busNames(namespace);
   return inTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ id: string; tenant_id: string; created_by: string; at: string }>(
+    const { rows } = await client.query<{ id: string; tenant_id: string; created_by: string; elevation_session_id: string | null; at: string }>(
       `UPDATE runs SET last_requested_at = clock_timestamp()
         WHERE id IN (SELECT id FROM runs
                       WHERE state = 'queued' AND last_requested_at < clock_timestamp() - make_interval(secs => $1)
                       ORDER BY last_requested_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-        RETURNING id, tenant_id, created_by, (extract(epoch FROM last_requested_at) * 1000)::bigint::text AS at`,
+        RETURNING id, tenant_id, created_by, elevation_session_id::text, (extract(epoch FROM last_requested_at) * 1000)::bigint::text AS at`,
       [olderThanMs / 1000, limit],
     );
     await enqueueOutbox(
       client,
       rows.map((r) => {
         const command: RunRequested = { run_id: r.id, tenant_id: r.tenant_id, created_by: r.created_by };
+        if (r.elevation_session_id) command.elevation_session_id = r.elevation_session_id;
         return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Redrive": "true" } };
       }),
     );

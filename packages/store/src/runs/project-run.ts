@@ -9,8 +9,9 @@ export async function projectRun(
 ): Promise<void> {
   await client.query(
     `INSERT INTO runs (id, tenant_id, created_by, thread_id, state, mode, input, response_language, created_at,
-                       started_at, finished_at, deadline_at, output, error, usage, version, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                       started_at, finished_at, deadline_at, output, error, usage, version, idempotency_key, request_hash,
+                       elevation_session_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (id) DO UPDATE SET
        state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
        output = excluded.output, error = excluded.error, usage = excluded.usage, version = excluded.version,
@@ -35,6 +36,7 @@ export async function projectRun(
       state.version,
       run.idempotencyKey ?? null,
       run.requestHash ?? null,
+      state.elevation_session_id,
     ],
   );
 }

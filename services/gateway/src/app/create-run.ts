@@ -20,6 +20,7 @@ export interface CreateRunCommand {
   readonly principal: Principal;
   readonly body: CreateRunBody;
   readonly idempotencyKey?: string;
+  readonly elevationSessionId?: string;
   readonly traceparent: string;
 }
 
@@ -54,6 +55,7 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
     const runId = randomUUID();
     const createdAt = clock();
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
+    if (cmd.elevationSessionId) command.elevation_session_id = cmd.elevationSessionId;
     await deps.pool.query(
       `INSERT INTO memberships (tenant_id, user_id, roles) VALUES ($1, $2, $3)
        ON CONFLICT (tenant_id, user_id) DO UPDATE SET roles = excluded.roles, updated_at = clock_timestamp()
@@ -76,6 +78,7 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
               created_at: createdAt,
               deadline_at: addSeconds(createdAt, deadlineSeconds),
               thread_id: null,
+              elevation_session_id: cmd.elevationSessionId ?? null,
             },
           },
         ],

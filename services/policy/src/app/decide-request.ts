@@ -1,6 +1,10 @@
 import type { Logger } from "@steward/platform";
-import { decide, type Decision } from "../domain/decide";
+import { decisionOf, unknownActionDecision, type Decision, type ElevationState } from "../domain/decide";
+import { entitiesFor, resourceUid } from "../domain/entities";
+import type { CedarEngine } from "../adapters/cedar/engine";
 import type { PolicyFacts } from "../adapters/pg/facts";
+import type { DecisionLog } from "../adapters/pg/decision-log";
+import type { ActiveSets } from "./active-sets";
 
 export interface DecisionQuery {
   readonly tenantId: string;
@@ -12,30 +16,82 @@ export interface DecisionQuery {
   readonly context: Readonly<Record<string, string>>;
 }
 
-/** Reads the facts of this moment, decides, and logs the decision with the rules that made it. */
-export function createDecisionHandler(deps: { facts: PolicyFacts; logger: Logger }) {
-  return async function handle(query: DecisionQuery): Promise<Decision> {
+/**
+ * One decision with the facts of this moment: current roles, the elevation session's state right now, the
+ * tenant's active policy set. The decision is written to the log before it is answered.
+ */
+export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSets; engine: CedarEngine; log: DecisionLog; logger: Logger }) {
+  async function elevationOf(query: DecisionQuery): Promise<ElevationState> {
+    const id = query.context.elevation_session_id;
+    if (!id) return { kind: "none" };
+    const session = await deps.facts.elevation(id);
+    if (!session || session.tenant_id !== query.tenantId) return { kind: "invalid", reason: "unknown" };
+    if (session.user_id !== query.userId) return { kind: "invalid", reason: "not_yours" };
+    if (session.revoked) return { kind: "invalid", reason: "revoked" };
+    if (session.expired) return { kind: "invalid", reason: "expired" };
+    return { kind: "valid", grantsAction: session.actions.includes(query.action) };
+  }
+
+  return async function handle(query: DecisionQuery): Promise<Decision & { policyVersion: number | null }> {
     const started = performance.now();
-    const roles = query.tokenRoles ?? (await deps.facts.currentRoles(query.tenantId, query.userId));
-    const rules = roles.length === 0 ? [] : await deps.facts.rulesFor(query.tenantId, roles, query.action);
-    const decision = decide({ roles, action: query.action, rules });
+    let decision: Decision;
+    let policyVersion: number | null = null;
+    const refused = unknownActionDecision(query.action);
+    if (refused) {
+      decision = refused;
+    } else {
+      const [roles, elevation, set] = await Promise.all([
+        query.tokenRoles ?? deps.facts.currentRoles(query.tenantId, query.userId),
+        elevationOf(query),
+        deps.sets.get(query.tenantId),
+      ]);
+      policyVersion = set.version;
+      const stepNo = Number(query.context.step_no ?? 0);
+      const verdict = deps.engine.authorize(set.key, {
+        principal: { type: "Steward::User", id: query.userId },
+        action: query.action,
+        resource: resourceUid(query.resource.type, query.resource.id),
+        context: {
+          elevated: elevation.kind === "valid" && elevation.grantsAction,
+          run_id: query.context.run_id ?? "",
+          step_no: Number.isFinite(stepNo) ? stepNo : 0,
+        },
+        entities: entitiesFor({ ...query, roles, toolSafety: query.context.tool_safety }),
+      });
+      decision = decisionOf({ action: query.action, elevation, verdict });
+    }
+    const latencyMs = Number((performance.now() - started).toFixed(3));
+    await deps.log.record({
+      tenantId: query.tenantId,
+      userId: query.userId,
+      action: query.action,
+      resourceType: query.resource.type,
+      resourceId: query.resource.id,
+      runId: query.context.run_id ?? null,
+      stepNo: query.context.step_no ? Number(query.context.step_no) : null,
+      fingerprint: query.context.fingerprint ?? null,
+      elevationSessionId: query.context.elevation_session_id ?? null,
+      permit: decision.permit,
+      code: decision.code,
+      policyIds: decision.policyIds,
+      policyVersion,
+      latencyMs,
+    });
     deps.logger.info(
       {
         tenant_id: query.tenantId,
-        user_id: query.userId,
         action: query.action,
-        resource: query.resource,
         run_id: query.context.run_id,
         step_no: query.context.step_no,
-        fingerprint: query.context.fingerprint,
         permit: decision.permit,
         code: decision.code,
         policy_ids: decision.policyIds,
-        latency_ms: Number((performance.now() - started).toFixed(3)),
+        policy_version: policyVersion,
+        latency_ms: latencyMs,
       },
       "decision",
     );
-    return decision;
+    return { ...decision, policyVersion };
   };
 }
 

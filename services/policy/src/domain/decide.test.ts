@@ -1,66 +1,41 @@
-import { decide, ruleId, type RoleRule } from "./decide";
+import { decisionOf, unknownActionDecision } from "./decide";
 
-const readerRule: RoleRule = { tenant: "acme", role: "reader", action: "knowledge.document.read" };
-const writerRule: RoleRule = { tenant: "acme", role: "writer", action: "knowledge.document.write" };
-const adminWildcard: RoleRule = { tenant: "*", role: "admin", action: "*" };
-const rules = [readerRule, writerRule, adminWildcard];
+const allow = { permit: true, policyIds: ["member-runs"], errors: [] };
+const deny = { permit: false, policyIds: [], errors: [] };
 
-describe("decide", () => {
-  it("permits through a rule matching one of the principal's roles and names that rule", () => {
-    const d = decide({ roles: ["reader"], action: "knowledge.document.read", rules });
-    expect(d.permit).toBe(true);
-    expect(d.code).toBe("");
-    expect(d.policyIds).toEqual(["role_actions/acme/reader/knowledge.document.read"]);
-    expect(d.reasons.join(" ")).toContain("reader");
+describe("decisionOf", () => {
+  it("given Cedar allows, then permit naming the policies", () => {
+    expect(decisionOf({ action: "agent.run.read", elevation: { kind: "none" }, verdict: allow })).toMatchObject({
+      permit: true,
+      code: "",
+      policyIds: ["member-runs"],
+    });
   });
 
-  it("formats a rule id from tenant, role and action", () => {
-    expect(ruleId(adminWildcard)).toBe("role_actions/*/admin/*");
+  it("given Cedar denies, then 60500", () => {
+    expect(decisionOf({ action: "dataset.read", elevation: { kind: "none" }, verdict: deny })).toMatchObject({ permit: false, code: "60500" });
   });
 
-  it("permits any catalogued action through a wildcard action rule", () => {
-    const d = decide({ roles: ["admin"], action: "policy.admin", rules });
-    expect(d.permit).toBe(true);
-    expect(d.policyIds).toEqual(["role_actions/*/admin/*"]);
+  it.each(["expired", "revoked", "unknown", "not_yours"] as const)("given a deny and an elevation that is %s, then 60501", (reason) => {
+    const d = decisionOf({ action: "dataset.read", elevation: { kind: "invalid", reason }, verdict: deny });
+    expect(d).toMatchObject({ permit: false, code: "60501" });
+    expect(d.reasons[0]).toContain(reason);
   });
 
-  it("names every matching rule when several grant the action", () => {
-    const d = decide({ roles: ["reader", "admin"], action: "knowledge.document.read", rules });
-    expect(d.permit).toBe(true);
-    expect(d.policyIds).toEqual(expect.arrayContaining([ruleId(readerRule), ruleId(adminWildcard)]));
-    expect(d.policyIds).toHaveLength(2);
+  it("given an unusable elevation but roles that permit anyway, then permit", () => {
+    expect(decisionOf({ action: "agent.run.read", elevation: { kind: "invalid", reason: "revoked" }, verdict: allow }).permit).toBe(true);
   });
 
-  it("denies with 60500 when the principal holds no role, even with a wildcard rule", () => {
-    const d = decide({ roles: [], action: "agent.run.read", rules });
-    expect(d.permit).toBe(false);
-    expect(d.code).toBe("60500");
-    expect(d.policyIds).toEqual([]);
-    expect(d.reasons).toHaveLength(1);
+  it("given a forbid, then the deny names it", () => {
+    const d = decisionOf({ action: "x", elevation: { kind: "none" }, verdict: { permit: false, policyIds: ["no-writes"], errors: [] } });
+    expect(d.policyIds).toEqual(["no-writes"]);
+    expect(d.reasons[0]).toContain("no-writes");
   });
+});
 
-  it("denies an action outside the catalogue even to a wildcard admin", () => {
-    const d = decide({ roles: ["admin"], action: "system.shutdown", rules });
-    expect(d.permit).toBe(false);
-    expect(d.code).toBe("60500");
-    expect(d.policyIds).toEqual([]);
-    expect(d.reasons[0]).toContain("system.shutdown");
-  });
-
-  it("denies when no rule is for one of the principal's roles", () => {
-    const d = decide({ roles: ["reader"], action: "knowledge.document.write", rules });
-    expect(d.permit).toBe(false);
-    expect(d.code).toBe("60500");
-    expect(d.policyIds).toEqual([]);
-  });
-
-  it("denies when the role matches but the action does not", () => {
-    const d = decide({ roles: ["writer"], action: "knowledge.document.read", rules: [writerRule] });
-    expect(d.permit).toBe(false);
-    expect(d.code).toBe("60500");
-  });
-
-  it("denies when there are no rules at all", () => {
-    expect(decide({ roles: ["admin"], action: "agent.run.create", rules: [] }).permit).toBe(false);
+describe("unknownActionDecision", () => {
+  it("refuses an action outside the catalogue and lets catalogue actions through to Cedar", () => {
+    expect(unknownActionDecision("agent.run.destroy")).toMatchObject({ permit: false, code: "60500" });
+    expect(unknownActionDecision("agent.run.read")).toBeNull();
   });
 });

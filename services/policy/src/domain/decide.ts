@@ -1,12 +1,5 @@
 import { RunErrorCode, isPolicyPoint } from "@steward/contract";
 
-/** A rule: members of `role` in `tenant` ('*' for all tenants) may take `action` ('*' for all actions). */
-export interface RoleRule {
-  readonly tenant: string;
-  readonly role: string;
-  readonly action: string;
-}
-
 export interface Decision {
   readonly permit: boolean;
   readonly code: string;
@@ -14,31 +7,41 @@ export interface Decision {
   readonly policyIds: readonly string[];
 }
 
-export function ruleId(rule: RoleRule): string {
-  return `role_actions/${rule.tenant}/${rule.role}/${rule.action}`;
+/** An elevation session as the decision sees it: none referenced, valid for this action, or not usable. */
+export type ElevationState =
+  | { readonly kind: "none" }
+  | { readonly kind: "valid"; readonly grantsAction: boolean }
+  | { readonly kind: "invalid"; readonly reason: "expired" | "revoked" | "unknown" | "not_yours" };
+
+export interface CedarVerdict {
+  readonly permit: boolean;
+  readonly policyIds: readonly string[];
+  readonly errors: readonly string[];
 }
 
 /**
- * Pure decision: permit when some rule grants the action to one of the principal's current roles.
- * Anything unmatched is a deny with 60500, and an action outside the catalogue is never permitted.
+ * Turns Cedar's answer into Steward's decision. A deny is 60500, except when the principal leaned on an
+ * elevation session that is no longer usable: then 60501, so the run and the audit say why.
  */
-export function decide(input: { roles: readonly string[]; action: string; rules: readonly RoleRule[] }): Decision {
-  const denied = (reason: string): Decision => ({
-    permit: false,
-    code: String(RunErrorCode.policyDenied),
-    reasons: [reason],
-    policyIds: [],
-  });
-  if (!isPolicyPoint(input.action)) return denied(`unknown policy point ${input.action}`);
-  if (input.roles.length === 0) return denied("the principal holds no role");
-  const matching = input.rules.filter(
-    (r) => input.roles.includes(r.role) && (r.action === input.action || r.action === "*"),
-  );
-  if (matching.length === 0) return denied(`no rule permits ${input.action} for the principal's roles`);
-  return {
-    permit: true,
-    code: "",
-    reasons: [`permitted to role ${matching[0].role}`],
-    policyIds: matching.map(ruleId),
-  };
+export function decisionOf(input: { action: string; elevation: ElevationState; verdict: CedarVerdict }): Decision {
+  const { verdict, elevation } = input;
+  if (verdict.permit) {
+    return { permit: true, code: "", reasons: [`permitted by ${verdict.policyIds.join(", ")}`], policyIds: verdict.policyIds };
+  }
+  if (elevation.kind === "invalid") {
+    return {
+      permit: false,
+      code: String(RunErrorCode.elevationInvalid),
+      reasons: [`elevation session ${elevation.reason}`],
+      policyIds: verdict.policyIds,
+    };
+  }
+  const reason = verdict.policyIds.length > 0 ? `forbidden by ${verdict.policyIds.join(", ")}` : `no policy permits ${input.action}`;
+  return { permit: false, code: String(RunErrorCode.policyDenied), reasons: [reason, ...verdict.errors.slice(0, 3)], policyIds: verdict.policyIds };
+}
+
+/** An action outside the catalogue is never evaluated, let alone permitted. */
+export function unknownActionDecision(action: string): Decision | null {
+  if (isPolicyPoint(action)) return null;
+  return { permit: false, code: String(RunErrorCode.policyDenied), reasons: [`unknown policy point ${action}`], policyIds: [] };
 }

@@ -57,7 +57,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
   const checks = new Map<string, TypeCheck<TSchema>>();
   for (const tool of deps.registry.list()) checks.set(tool.name, TypeCompiler.Compile(tool.input));
 
-  async function ask(cmd: InvokeCommand, action: string, fingerprint: string): Promise<Verdict> {
+  async function ask(cmd: InvokeCommand, action: string, fingerprint: string, safety: string): Promise<Verdict> {
     try {
       const d = await deps.pdp.decide(
         {
@@ -68,6 +68,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
             run_id: cmd.runId,
             step_no: String(cmd.stepNo),
             fingerprint,
+            tool_safety: safety,
             ...(cmd.elevationSessionId ? { elevation_session_id: cmd.elevationSessionId } : {}),
           },
         },
@@ -95,7 +96,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       throw new InvalidArgumentsError(`arguments do not match the schema${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);
     }
     const fingerprint = toolFingerprint(tool.name, tool.normalise(input));
-    const decision = await ask(cmd, tool.policyPoint, fingerprint);
+    const decision = await ask(cmd, tool.policyPoint, fingerprint, tool.safety);
     if (!decision.permit) {
       return {
         fingerprint,

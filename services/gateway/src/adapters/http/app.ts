@@ -1,9 +1,10 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "@steward/platform";
 import { createErrorHandler, notFoundHandler } from "./problem";
+import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 
-export interface AppDeps extends RunRoutesDeps {
+export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS). */
   readonly ready: () => Promise<boolean>;
@@ -20,5 +21,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.status(ok ? 200 : 503).send({ status: ok ? "ready" : "not ready" });
   });
   registerRunRoutes(app, deps);
+  registerAdminRoutes(app, deps);
   return app;
 }

@@ -1,106 +1,143 @@
-import { bindGrpc, createLogger, createPool, grpc, shutdownGrpc, type Pool } from "@steward/platform";
-import { createPolicyDecisionApi, DecideRequest, type PolicyDecisionApi } from "@steward/proto";
-import { createPolicyGrpcServer } from "./server";
-import { createDecisionHandler } from "../../app/decide-request";
-import { createPgPolicyFacts } from "../pg/facts";
-import { freshDatabase } from "../../../../../test/support/databases";
+import { bindGrpc, connectNats, createLogger, createPool, grpc, shutdownGrpc, type NatsConnection, type Pool } from "@steward/platform";
+import { createPolicyAdminApi, createPolicyDecisionApi, DecideRequest, type PolicyAdminApi, type PolicyDecisionApi } from "@steward/proto";
+import { composePolicyService, defaultPolicyDir } from "../../app/compose";
+import { freshDatabase, freshNamespace, natsUrl } from "../../../../../test/support/databases";
+import { waitFor } from "../../../../../test/support/wait-for";
 
-describe("policy gRPC server (PolicyDecision.Decide over a real database)", () => {
+/** Run actions apply to runs; the others (knowledge, dataset) to tools. */
+const resourceFor = (action: string) => (action.startsWith("agent.run.") ? { type: "run", id: "" } : { type: "tool", id: "some_tool" });
+
+interface Replica {
+  server: grpc.Server;
+  close(): void;
+  pdp: PolicyDecisionApi;
+  admin: PolicyAdminApi;
+}
+
+describe("the policy service over gRPC: Cedar PDP, administration, decision log, replicas", () => {
   let db: { url: string; drop(): Promise<void> };
   let pool: Pool;
-  let server: grpc.Server;
-  let api: PolicyDecisionApi;
+  let nc: NatsConnection;
+  const replicas: Replica[] = [];
+  const namespace = freshNamespace("p");
 
-  const ask = (
-    principal: { tenantId: string; userId: string; roles?: string[]; rolesFromToken: boolean },
-    action = "agent.run.create",
-  ) =>
-    api.decide(
-      DecideRequest.fromPartial({
-        principal: { roles: [], ...principal },
-        action,
-        resource: { type: "run", id: "" },
-        context: { run_id: "00000000-0000-4000-8000-000000000000" },
-      }),
+  async function startReplica(): Promise<Replica> {
+    const service = composePolicyService({ pool, nc, namespace, policyDir: defaultPolicyDir, logger: createLogger("policy", "silent") });
+    const port = await bindGrpc(service.server, "127.0.0.1:0");
+    const replica = { ...service, pdp: createPolicyDecisionApi(`127.0.0.1:${port}`), admin: createPolicyAdminApi(`127.0.0.1:${port}`) };
+    replicas.push(replica);
+    return replica;
+  }
+
+  const ask = (r: Replica, principal: { tenantId: string; userId: string; roles?: string[]; rolesFromToken: boolean }, action = "agent.run.create", context: Record<string, string> = {}) =>
+    r.pdp.decide(
+      DecideRequest.fromPartial({ principal: { roles: [], ...principal }, action, resource: resourceFor(action), context }),
       { deadlineMs: 5000 },
     );
 
   beforeAll(async () => {
     db = await freshDatabase("steward_policy_grpc");
-    pool = createPool(db.url, { max: 4 });
-    const logger = createLogger("policy", "silent");
-    const handle = createDecisionHandler({ facts: createPgPolicyFacts(pool), logger });
-    server = createPolicyGrpcServer({ handle, logger });
-    const port = await bindGrpc(server, "127.0.0.1:0");
-    expect(port).toBeGreaterThan(0);
-    api = createPolicyDecisionApi(`127.0.0.1:${port}`);
+    pool = createPool(db.url, { max: 6 });
+    nc = await connectNats(natsUrl, "policy-test");
+    await startReplica();
+    await startReplica();
   });
 
   afterAll(async () => {
-    api?.close();
-    if (server) await shutdownGrpc(server, 2000);
+    for (const r of replicas) {
+      r.pdp.close();
+      r.admin.close();
+      r.close();
+      await shutdownGrpc(r.server, 2000);
+    }
+    await nc?.close();
     await pool?.end();
     if (db) await db.drop();
   });
 
-  it("permits a member agent.run.create and names the rule", async () => {
-    const d = await ask({ tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true });
-    expect(d.permit).toBe(true);
-    expect(d.code).toBe("");
-    expect(d.policyIds.length).toBeGreaterThan(0);
-    expect(d.policyIds).toEqual(["role_actions/*/member/agent.run.create"]);
-    expect(d.reasons.length).toBeGreaterThan(0);
+  it("installs the default set for a new tenant and permits a member by the named policy", async () => {
+    const d = await ask(replicas[0], { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true });
+    expect(d).toMatchObject({ permit: true, code: "", policyIds: ["member-runs"] });
+    const sets = await replicas[0].admin.listPolicySets({ tenantId: "acme" });
+    expect(sets.sets.map((s) => [s.version, s.status])).toEqual([[1, "active"]]);
   });
 
-  it("denies a guest with 60500 and no policy ids", async () => {
-    const d = await ask({ tenantId: "acme", userId: "alice", roles: ["guest"], rolesFromToken: true });
-    expect(d.permit).toBe(false);
-    expect(d.code).toBe("60500");
-    expect(d.policyIds).toEqual([]);
-    expect(d.reasons.length).toBeGreaterThan(0);
+  it("denies a guest with 60500, and an action outside the catalogue even to an admin", async () => {
+    expect(await ask(replicas[0], { tenantId: "acme", userId: "g", roles: ["guest"], rolesFromToken: true })).toMatchObject({ permit: false, code: "60500" });
+    expect(await ask(replicas[0], { tenantId: "acme", userId: "root", roles: ["admin"], rolesFromToken: true }, "system.shutdown")).toMatchObject({
+      permit: false,
+      code: "60500",
+    });
   });
 
-  it("denies an action outside the catalogue even to an admin", async () => {
-    const d = await ask({ tenantId: "acme", userId: "root", roles: ["admin"], rolesFromToken: true }, "system.shutdown");
-    expect(d.permit).toBe(false);
-    expect(d.code).toBe("60500");
-  });
-
-  it("reads the principal's current roles from memberships when rolesFromToken is false", async () => {
-    // No membership yet: no role, denied — even though the request carries token roles, they are ignored.
-    const before = await ask({ tenantId: "acme", userId: "bob", roles: ["member"], rolesFromToken: false });
-    expect(before.permit).toBe(false);
-    expect(before.code).toBe("60500");
-
+  it("reads the principal's current roles at decision time when the caller has no token", async () => {
+    const bob = { tenantId: "acme", userId: "bob", roles: ["admin"], rolesFromToken: false };
+    expect((await ask(replicas[0], bob)).permit).toBe(false); // no membership: the request's roles are ignored
     await pool.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'bob', ARRAY['member'])");
-    const permitted = await ask({ tenantId: "acme", userId: "bob", rolesFromToken: false });
-    expect(permitted.permit).toBe(true);
-    expect(permitted.policyIds).toEqual(["role_actions/*/member/agent.run.create"]);
+    expect((await ask(replicas[0], bob)).permit).toBe(true);
+    await pool.query("UPDATE memberships SET roles = ARRAY['guest'] WHERE user_id = 'bob'");
+    expect((await ask(replicas[0], bob)).permit).toBe(false);
+  });
 
-    // The membership belongs to acme only.
-    const otherTenant = await ask({ tenantId: "globex", userId: "bob", rolesFromToken: false });
-    expect(otherTenant.permit).toBe(false);
+  it("records every decision durably with the deciding policy ids", async () => {
+    const runId = "00000000-0000-4000-8000-0000000000aa";
+    await ask(replicas[1], { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true }, "knowledge.document.read", {
+      run_id: runId,
+      step_no: "2",
+      fingerprint: "f".repeat(64),
+    });
+    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId, limit: 10, afterId: 0 });
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]).toMatchObject({ permit: true, action: "knowledge.document.read", stepNo: 2, policyIds: ["member-knowledge-read"], policyVersion: 1 });
+    expect(decisions[0].latencyMs).toBeGreaterThan(0);
+  });
 
-    await pool.query("UPDATE memberships SET roles = ARRAY['guest'] WHERE tenant_id = 'acme' AND user_id = 'bob'");
-    const denied = await ask({ tenantId: "acme", userId: "bob", rolesFromToken: false });
-    expect(denied.permit).toBe(false);
+  it("refuses to store a set that does not validate, with the reason", async () => {
+    const bad = replicas[0].admin.uploadPolicySet({ tenantId: "acme", policies: '@id("x")\npermit (principal, action == Steward::Action::"nope", resource);', createdBy: "root" });
+    await expect(bad).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining("nope") });
+    expect((await replicas[0].admin.listPolicySets({ tenantId: "acme" })).sets).toHaveLength(1);
+  });
+
+  it("dry-runs a draft, then activation reaches every replica at once", async () => {
+    const strict = `@id("admins-only")\npermit (principal in Steward::Role::"admin", action, resource);`;
+    const draft = await replicas[0].admin.uploadPolicySet({ tenantId: "acme", policies: strict, createdBy: "root" });
+    expect(draft).toMatchObject({ version: 2, status: "draft", policyIds: ["admins-only"] });
+    const dry = await replicas[0].admin.dryRun({ tenantId: "acme", version: 2, userId: "alice", roles: ["member"], action: "agent.run.create", resourceType: "run", resourceId: "", elevated: false });
+    expect(dry).toMatchObject({ permit: false, version: 2 });
+    const alice = { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true };
+    expect((await ask(replicas[1], alice)).permit).toBe(true); // replica 1 caches version 1
+    await replicas[0].admin.activatePolicySet({ tenantId: "acme", version: 2, activatedBy: "root" });
+    const denied = await waitFor(async () => {
+      const d = await ask(replicas[1], alice);
+      return d.permit ? undefined : d;
+    }, { timeoutMs: 2000, what: "replica 1 to see the activation" });
     expect(denied.code).toBe("60500");
-    expect(denied.policyIds).toEqual([]);
+    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId: "", limit: 1000, afterId: 0 });
+    expect(decisions[decisions.length - 1].policyVersion).toBe(2);
   });
 
-  it("answers INVALID_ARGUMENT when the principal is missing", async () => {
-    const call = api.decide(DecideRequest.fromPartial({ action: "agent.run.create", context: {} }), { deadlineMs: 5000 });
-    await expect(call).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+  it("an elevation session grants its actions until it is revoked (60501) or expires", async () => {
+    const carol = { tenantId: "globex", userId: "carol", roles: ["member"], rolesFromToken: true };
+    const plain = await ask(replicas[0], carol, "dataset.read");
+    expect(plain).toMatchObject({ permit: false, code: "60500" });
+    const session = await replicas[0].admin.createElevation({ tenantId: "globex", userId: "carol", actions: ["dataset.read"], ttlSeconds: 600, grantedBy: "root" });
+    const ctx = { elevation_session_id: session.id };
+    expect(await ask(replicas[1], carol, "dataset.read", ctx)).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
+    expect(await ask(replicas[1], { ...carol, userId: "mallory" }, "dataset.read", ctx)).toMatchObject({ permit: false, code: "60501" });
+    await replicas[0].admin.revokeElevation({ tenantId: "globex", id: session.id });
+    expect(await ask(replicas[1], carol, "dataset.read", ctx)).toMatchObject({ permit: false, code: "60501" });
+    await pool.query("UPDATE elevation_sessions SET revoked_at = NULL, expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", [session.id]);
+    const expired = await ask(replicas[1], carol, "dataset.read", ctx);
+    expect(expired).toMatchObject({ permit: false, code: "60501" });
+    expect(expired.reasons[0]).toContain("expired");
   });
 
-  it("answers INVALID_ARGUMENT when the user or the action is missing", async () => {
+  it("answers INVALID_ARGUMENT when the principal or the action is missing", async () => {
+    await expect(replicas[0].pdp.decide(DecideRequest.fromPartial({ action: "agent.run.create" }), { deadlineMs: 5000 })).rejects.toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+    });
     await expect(
-      api.decide(DecideRequest.fromPartial({ principal: { tenantId: "acme" }, action: "agent.run.create" }), { deadlineMs: 5000 }),
-    ).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
-    await expect(
-      api.decide(DecideRequest.fromPartial({ principal: { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true } }), {
-        deadlineMs: 5000,
-      }),
+      replicas[0].pdp.decide(DecideRequest.fromPartial({ principal: { tenantId: "acme", userId: "a" } }), { deadlineMs: 5000 }),
     ).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
   });
 });

@@ -1,11 +1,21 @@
 import type { Pool } from "@steward/platform";
-import type { RoleRule } from "../../domain/decide";
+
+export interface ElevationRow {
+  readonly id: string;
+  readonly tenant_id: string;
+  readonly user_id: string;
+  readonly actions: string[];
+  readonly expired: boolean;
+  readonly revoked: boolean;
+}
 
 /** The facts a decision needs, read from PostgreSQL at the moment of the decision. */
 export interface PolicyFacts {
   currentRoles(tenantId: string, userId: string): Promise<string[]>;
-  rulesFor(tenantId: string, roles: readonly string[], action: string): Promise<RoleRule[]>;
+  elevation(id: string): Promise<ElevationRow | null>;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function createPgPolicyFacts(pool: Pool): PolicyFacts {
   return {
@@ -16,14 +26,14 @@ export function createPgPolicyFacts(pool: Pool): PolicyFacts {
       );
       return rows[0]?.roles ?? [];
     },
-    async rulesFor(tenantId, roles, action) {
-      const { rows } = await pool.query<{ tenant_id: string; role: string; action: string }>(
-        `SELECT tenant_id, role, action FROM role_actions
-          WHERE tenant_id IN ($1, '*') AND role = ANY($2::text[]) AND action IN ($3, '*')
-          ORDER BY tenant_id DESC, role, action`,
-        [tenantId, roles, action],
+    async elevation(id) {
+      if (!UUID.test(id)) return null;
+      const { rows } = await pool.query<ElevationRow>(
+        `SELECT id, tenant_id, user_id, actions, expires_at <= clock_timestamp() AS expired, revoked_at IS NOT NULL AS revoked
+           FROM elevation_sessions WHERE id = $1`,
+        [id],
       );
-      return rows.map((r) => ({ tenant: r.tenant_id, role: r.role, action: r.action }));
+      return rows[0] ?? null;
     },
   };
 }

@@ -8,10 +8,13 @@ import { createInvokeHandler } from "../../app/invoke-tool";
 import { createToolRegistry, ToolRegistryError } from "../../domain/registry";
 import { knowledgeSearchTool } from "../tools/knowledge-search";
 import { createPgIdempotencyStore } from "../pg/idempotency-store";
-import { createPolicyGrpcServer } from "../../../../policy/src/adapters/grpc/server";
-import { createDecisionHandler } from "../../../../policy/src/app/decide-request";
-import { createPgPolicyFacts } from "../../../../policy/src/adapters/pg/facts";
-import { freshDatabase } from "../../../../../test/support/databases";
+import { freshDatabase, freshNamespace, natsUrl } from "../../../../../test/support/databases";
+
+// The policy service runs as its own process (built), on a port it picks: no service imports another's code.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const launcher = require("../../../../../infra/local/launcher.cjs") as {
+  startService(service: string, env: Record<string, string>): Promise<{ ready: { addr: string }; stop(): Promise<void> }>;
+};
 
 describe("createToolRegistry", () => {
   // The tools never run here, so no pool is needed.
@@ -39,8 +42,7 @@ describe("createToolRegistry", () => {
 describe("tool-exec gRPC server with the policy server behind it", () => {
   let db: { url: string; drop(): Promise<void> };
   let pool: Pool;
-  let policyServer: grpc.Server;
-  let policyUp = false;
+  let policy: { ready: { addr: string }; stop(): Promise<void> } | null = null;
   let toolServer: grpc.Server;
   let pdp: PolicyDecisionApi;
   let api: ToolExecApi;
@@ -79,13 +81,13 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
     await addDocument(pool, { tenantId: "globex", title: "Globex refunds", body: "Refund requests are handled within 90 days." });
     await pool.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'alice', ARRAY['member'])");
 
-    const policyLogger = createLogger("policy", "silent");
-    policyServer = createPolicyGrpcServer({
-      handle: createDecisionHandler({ facts: createPgPolicyFacts(pool), logger: policyLogger }),
-      logger: policyLogger,
+    policy = await launcher.startService("policy", {
+      DATABASE_URL: db.url,
+      NATS_URL: natsUrl,
+      STEWARD_NATS_NAMESPACE: freshNamespace("tx"),
+      POLICY_ADDR: "127.0.0.1:0",
+      LOG_LEVEL: "info",
     });
-    const policyPort = await bindGrpc(policyServer, "127.0.0.1:0");
-    policyUp = true;
 
     // The real knowledge tool, counted, so that a test can tell whether it ran.
     const knowledge = knowledgeSearchTool(pool);
@@ -97,7 +99,7 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
       },
     };
     const registry = createToolRegistry([counted]);
-    pdp = createPolicyDecisionApi(`127.0.0.1:${policyPort}`);
+    pdp = createPolicyDecisionApi(policy.ready.addr);
     const handler = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(pool), logger });
     toolServer = createToolExecGrpcServer({ registry, invoke: handler, logger });
     const toolPort = await bindGrpc(toolServer, "127.0.0.1:0");
@@ -108,7 +110,7 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
     api?.close();
     pdp?.close();
     if (toolServer) await shutdownGrpc(toolServer, 2000);
-    if (policyServer && policyUp) await shutdownGrpc(policyServer, 2000);
+    await policy?.stop();
     await pool?.end();
     if (db) await db.drop();
   });
@@ -140,7 +142,7 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
 
     expect(first.decision?.permit).toBe(true);
     expect(first.decision?.code).toBe("");
-    expect(first.decision?.policyIds).toEqual(["role_actions/*/member/knowledge.document.read"]);
+    expect(first.decision?.policyIds).toEqual(["member-knowledge-read"]);
     expect(first.resultCode).toBe("ok");
     expect(first.replayed).toBe(false);
     expect(first.fingerprint).toMatch(/^[0-9a-f]{64}$/);
@@ -221,8 +223,8 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
     const probe = await invoke({});
     expect(probe.decision?.permit).toBe(true);
 
-    await shutdownGrpc(policyServer, 2000);
-    policyUp = false;
+    await policy?.stop();
+    policy = null;
 
     const runId = randomUUID();
     const runsBefore = toolRuns;

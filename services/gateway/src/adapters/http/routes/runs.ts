@@ -48,7 +48,17 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     if (key !== undefined && (typeof key !== "string" || !/^[\x21-\x7e]{1,255}$/.test(key))) {
       throw new BadRequestError("Idempotency-Key must be 1-255 visible ASCII characters");
     }
-    const snapshot = await deps.createRun({ principal, body, idempotencyKey: key, traceparent: traceparentOf(request) });
+    const elevation = request.headers["elevation-session"];
+    if (elevation !== undefined && (typeof elevation !== "string" || !UUID_PATTERN.test(elevation))) {
+      throw new BadRequestError("Elevation-Session must be the id of an elevation session");
+    }
+    const snapshot = await deps.createRun({
+      principal,
+      body,
+      idempotencyKey: key,
+      elevationSessionId: elevation,
+      traceparent: traceparentOf(request),
+    });
     return reply.status(201).header("location", `/v1/agents/runs/${snapshot.id}`).send(snapshot);
   });
 

@@ -1,0 +1,46 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { grpc, Logger, NatsConnection, Pool } from "@steward/platform";
+import { createCedarEngine } from "../adapters/cedar/engine";
+import { createPgPolicyFacts } from "../adapters/pg/facts";
+import { createPgPolicySetStore } from "../adapters/pg/policy-sets";
+import { createPgDecisionLog } from "../adapters/pg/decision-log";
+import { createPgElevations } from "../adapters/pg/elevations";
+import { announceActivation, listenForActivations } from "../adapters/nats/invalidation";
+import { createPolicyGrpcServer } from "../adapters/grpc/server";
+import { createActiveSets } from "./active-sets";
+import { createPolicyAdmin } from "./admin";
+import { createDecisionHandler } from "./decide-request";
+
+/** The policy folder that ships with Steward: the Cedar schema and the default set for new tenants. */
+export const defaultPolicyDir = join(__dirname, "..", "..", "..", "..", "infra", "policies");
+
+/**
+ * Wires the policy service: Cedar engine from the schema, the default set (which must validate, or the
+ * service does not start), the PDP, its administration, and the activation listener.
+ */
+export function composePolicyService(deps: { pool: Pool; nc: NatsConnection; namespace: string; policyDir: string; logger: Logger }): {
+  server: grpc.Server;
+  close(): void;
+} {
+  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"));
+  const defaultText = readFileSync(join(deps.policyDir, "default.cedar"), "utf8");
+  const defaultSet = engine.validate(defaultText);
+  if (!defaultSet.valid) {
+    throw new Error(`default.cedar does not validate: ${defaultSet.issues.map((i) => `${i.policyId} ${i.message}`).join("; ")}`);
+  }
+  const store = createPgPolicySetStore(deps.pool);
+  const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+  const stopListening = listenForActivations(deps.nc, deps.namespace, (tenantId) => sets.invalidate(tenantId));
+  const log = createPgDecisionLog(deps.pool);
+  const handle = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });
+  const admin = createPolicyAdmin({
+    store,
+    engine,
+    sets,
+    log,
+    elevations: createPgElevations(deps.pool),
+    announce: (tenantId, version) => announceActivation(deps.nc, deps.namespace, tenantId, version),
+  });
+  return { server: createPolicyGrpcServer({ handle, admin, logger: deps.logger }), close: stopListening };
+}

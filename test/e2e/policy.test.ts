@@ -1,0 +1,173 @@
+import pg from "pg";
+import { addDocument } from "@steward/store";
+import { startTestPlatform, type TestPlatform } from "../support/platform";
+import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
+import { eventsOf, runToEnd } from "../support/runs";
+import { waitFor } from "../support/wait-for";
+
+jest.setTimeout(180_000);
+
+/** A latch a scripted model answer can wait on, so the test can act between two tool calls of one run. */
+function latch() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+describe("the Cedar PDP decides every tool call and route with the facts of the moment", () => {
+  let platform: TestPlatform;
+  let model: FakeOpenAi;
+  let pool: pg.Pool;
+  let admin: string;
+  const gates = { elevation: latch(), policyDown: latch() };
+  const reachedSecondCall = { elevation: latch(), policyDown: latch() };
+
+  function script(req: ChatRequest): Reply | Promise<Reply> {
+    const input = String(req.messages.find((m) => m.role === "user")?.content);
+    const turn = req.messages.filter((m) => m.role === "tool").length;
+    const call = (name: string, args: unknown): Reply => ({ toolCalls: [{ id: `c${turn}`, name, arguments: JSON.stringify(args) }] });
+    if (input.startsWith("search")) return turn === 0 ? call("knowledge_search", { query: "refund" }) : { text: `done: ${req.messages[req.messages.length - 1].content}` };
+    if (input.startsWith("elevated")) {
+      if (turn === 0) return call("test_guarded", { note: "first" });
+      if (turn === 1) {
+        reachedSecondCall.elevation.open();
+        return gates.elevation.opened.then(() => call("test_guarded", { note: "second" }));
+      }
+      return { text: "should not get here" };
+    }
+    if (input.startsWith("pdp-down")) {
+      if (turn === 0) {
+        reachedSecondCall.policyDown.open();
+        return gates.policyDown.opened.then(() => call("test_counter", { key: "while-down" }));
+      }
+      return { text: "carried on without the tool" };
+    }
+    return { text: "ok" };
+  }
+
+  beforeAll(async () => {
+    model = await startFakeOpenAi(script);
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake" });
+    pool = new pg.Pool({ connectionString: platform.databaseUrl });
+    await addDocument(pool, { tenantId: "acme", title: "Refund policy", body: "Refunds within 30 days." });
+    admin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });
+  });
+
+  afterAll(async () => {
+    gates.elevation.open();
+    gates.policyDown.open();
+    await pool?.end();
+    await platform?.teardown();
+    await model?.close();
+  });
+
+  it("lets an administrator upload, dry-run and activate a set; a schema-invalid set is refused with 422", async () => {
+    const bad = await platform.http("POST", "/v1/admin/policies", { token: admin, body: { policies: '@id("x")\npermit (principal, action == Steward::Action::"agent.run.nuke", resource);' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.code).toBe(10430);
+    expect(bad.body.detail).toContain("agent.run.nuke");
+
+    const current = await platform.http("GET", "/v1/admin/policies", { token: admin });
+    const base = current.body.items.find((s: { status: string }) => s.status === "active").policies;
+    const stricter = `${base}\n@id("auditors-read-nothing")\nforbid (principal in Steward::Role::"auditor", action == Steward::Action::"knowledge.document.read", resource);\n@id("suspended-create-nothing")\nforbid (principal in Steward::Role::"suspended", action == Steward::Action::"agent.run.create", resource);`;
+    const draft = await platform.http("POST", "/v1/admin/policies", { token: admin, body: { policies: stricter } });
+    expect(draft.status).toBe(201);
+    expect(draft.body).toMatchObject({ version: 2, status: "draft" });
+
+    const dry = await platform.http("POST", "/v1/admin/policies/dry-run", {
+      token: admin,
+      body: { version: 2, user_id: "ann", roles: ["member", "auditor"], action: "knowledge.document.read", resource: { type: "tool", id: "knowledge_search" } },
+    });
+    expect(dry.body).toEqual({ permit: false, policy_ids: ["auditors-read-nothing"], version: 2, errors: [] });
+
+    const member = await platform.token({ tenant: "acme", user: "mia" });
+    expect((await platform.http("POST", "/v1/admin/policies/2/activate", { token: member })).status).toBe(403);
+    const activated = await platform.http("POST", "/v1/admin/policies/2/activate", { token: admin });
+    expect(activated.body).toMatchObject({ version: 2, status: "active" });
+  });
+
+  it("permits a tool for one role and forbids it for another, and the model is told of the denial", async () => {
+    const member = await platform.token({ tenant: "acme", user: "mia" });
+    const auditor = await platform.token({ tenant: "acme", user: "ann", roles: ["member", "auditor"] });
+    const allowed = await runToEnd(platform, member, "search as member");
+    expect(allowed.state).toBe("succeeded");
+    expect(allowed.output.evidence[0].title).toBe("Refund policy");
+    const denied = await runToEnd(platform, auditor, "search as auditor");
+    expect(denied.state).toBe("succeeded");
+    expect(denied.output.evidence).toEqual([]);
+    const events = await eventsOf(platform, auditor, denied.id);
+    const decided = events.find((e) => e.type === "tool.decided");
+    expect(decided?.data).toMatchObject({ permit: false, code: "60500", policy_ids: ["auditors-read-nothing"], policy_point: "knowledge.document.read" });
+    expect(events.find((e) => e.type === "tool_result")?.data.result_code).toBe("60500");
+  });
+
+  it("a route the PDP denies answers 403/10031", async () => {
+    const suspended = await platform.token({ tenant: "acme", user: "sam", roles: ["member", "suspended"] });
+    const res = await platform.http("POST", "/v1/agents/runs", { token: suspended, body: { input: "hi" } });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe(10031);
+  });
+
+  it("the decision log has one record per tool call with the deciding policy, written before the tool ran; only admins read it", async () => {
+    const member = await platform.token({ tenant: "acme", user: "mia" });
+    const run = await runToEnd(platform, member, "search again");
+    const log = await platform.http("GET", `/v1/audit/decisions?run_id=${run.id}`, { token: admin });
+    expect(log.status).toBe(200);
+    expect(log.body.items).toHaveLength(1);
+    expect(log.body.items[0]).toMatchObject({ action: "knowledge.document.read", permit: true, policy_ids: ["member-knowledge-read"], policy_version: 2, step_no: 1 });
+    const events = await eventsOf(platform, member, run.id);
+    const result = events.find((e) => e.type === "tool_result");
+    const decided = events.find((e) => e.type === "tool.decided");
+    expect(decided?.data.fingerprint).toBe(log.body.items[0].fingerprint);
+    const { rows } = await pool.query(
+      `SELECT d.decided_at < e.recorded_at AS before FROM policy_decisions d, events e
+        WHERE d.run_id = $1 AND e.stream_id = $1 AND e.type = 'tool_result'`,
+      [run.id],
+    );
+    expect(rows).toEqual([{ before: true }]);
+    expect(result?.data.result_code).toBe("ok");
+    expect((await platform.http("GET", `/v1/audit/decisions?run_id=${run.id}`, { token: member })).status).toBe(403);
+  });
+
+  it("an elevation session revoked mid-run denies the very next tool call with 60501", async () => {
+    const eve = await platform.token({ tenant: "acme", user: "eve" });
+    const session = await platform.http("POST", "/v1/admin/elevations", { token: admin, body: { user_id: "eve", actions: ["dataset.read"], ttl_seconds: 600 } });
+    expect(session.status).toBe(201);
+    const created = await platform.http("POST", "/v1/agents/runs", { token: eve, headers: { "elevation-session": session.body.id }, body: { input: "elevated work" } });
+    expect(created.status).toBe(201);
+    await reachedSecondCall.elevation.opened; // the first guarded call ran under the elevation
+    const revoked = await platform.http("POST", `/v1/admin/elevations/${session.body.id}/revoke`, { token: admin });
+    expect(revoked.body.revoked_at).not.toBeNull();
+    gates.elevation.open();
+    const run = await waitFor(async () => {
+      const r = await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: eve });
+      return ["succeeded", "failed"].includes(r.body.state) ? r.body : undefined;
+    });
+    expect(run.state).toBe("failed");
+    expect(run.error).toMatchObject({ code: 60501, tool_name: "test_guarded", step_no: 2 });
+    const events = await eventsOf(platform, eve, run.id);
+    expect(events.filter((e) => e.type === "tool.decided").map((e) => [e.data.permit, e.data.code])).toEqual([
+      [true, ""],
+      [false, "60501"],
+    ]);
+  });
+
+  // Last: it stops the policy service.
+  it("with the policy service stopped, tool calls are denied with 60502 and no tool executes", async () => {
+    const member = await platform.token({ tenant: "acme", user: "mia" });
+    const created = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: "pdp-down please" } });
+    expect(created.status).toBe(201);
+    await reachedSecondCall.policyDown.opened;
+    await platform.services.policy.stop();
+    gates.policyDown.open();
+    const run = await waitFor(async () => {
+      const { rows } = await pool.query("SELECT state FROM runs WHERE id = $1", [created.body.id]);
+      return ["succeeded", "failed"].includes(rows[0].state) ? rows[0] : undefined;
+    });
+    expect(run.state).toBe("succeeded");
+    const { rows: results } = await pool.query("SELECT data FROM events WHERE stream_id = $1 AND type = 'tool_result'", [created.body.id]);
+    expect(results.map((r) => r.data.result_code)).toEqual(["60502"]);
+    const { rows: effects } = await pool.query("SELECT count(*)::int AS n FROM test_side_effects WHERE run_id = $1", [created.body.id]);
+    expect(effects[0].n).toBe(0);
+  });
+});

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const provider = selectProvider(config);
   if (provider.name === "scripted") logger.info("no LLM endpoint configured: using the scripted demo model");
   const names = busNames(config.STEWARD_NATS_NAMESPACE);
-  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-agent-runner", max: 20 });
+  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-agent-runner", max: config.PG_POOL_MAX });
   const nc = await connectNats(config.NATS_URL, `steward-agent-runner-${config.RUNNER_ID}`);
   await provisionTopology(nc, names);
   await provisionRunnerConsumer(nc, names, { ackWaitMs: config.RUNNER_ACK_WAIT_MS, maxDeliver: config.RUNNER_MAX_DELIVER });

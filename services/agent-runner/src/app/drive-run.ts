@@ -46,11 +46,13 @@ function msUntil(deadlineAt: string | null): number {
  * delivery. Every model answer and tool result is appended before the next step, so a crash at any point
  * resumes here without asking the model again or repeating a recorded tool call.
  */
-export async function driveRun(deps: DriveDeps, ctx: RunContext): Promise<DriveOutcome> {
+export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<DriveOutcome> {
   const crash = deps.crash ?? noCrashPoints;
-  const events: StoredRunEvent[] = await readStream(deps.pool, ctx.runId);
+  const events: StoredRunEvent[] = await readStream(deps.pool, delivered.runId);
   if (events.length === 0) return { kind: "missing" };
   let state: RunState = foldRun(events);
+  // A re-driven command may lack the elevation reference; the run's first event has it.
+  const ctx: RunContext = { ...delivered, elevationSessionId: delivered.elevationSessionId ?? state.elevation_session_id ?? undefined };
   const registered = new Set(deps.tools.map((t) => t.name));
   const schemas: ToolSchema[] = deps.tools.map((t) => ({
     name: t.name,

@@ -34,9 +34,25 @@ export async function runToolStep(
   const pending = invokeTool(deps.toolExec, ctx, state.step_no, call);
   deps.crash.reached("during_tool");
   const outcome = await pending;
-  const more: RunEvent[] = [outcome.event];
   const spec = deps.tools.find((t) => t.name === call.tool_name);
-  const { decision } = outcome.event.data;
+  const { decision, fingerprint } = outcome.event.data;
+  const more: RunEvent[] = [];
+  if (outcome.event.data.result_code !== "INVALID_ARGUMENTS") {
+    more.push({
+      type: "tool.decided",
+      data: {
+        step_no: state.step_no,
+        call_id: call.call_id,
+        tool_name: call.tool_name,
+        policy_point: spec?.policyPoint ?? "",
+        fingerprint,
+        permit: decision.permit,
+        code: decision.code,
+        policy_ids: decision.policy_ids,
+      },
+    });
+  }
+  more.push(outcome.event);
   if (!decision.permit && spec?.abortOnDeny && outcome.event.data.result_code !== "INVALID_ARGUMENTS") {
     more.push({
       type: "run.failed",

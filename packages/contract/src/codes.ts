@@ -22,4 +22,14 @@ export const ToolResultCode = {
   circuitOpen: "60403",
   askModeDenied: "ASK_MODE_DENIED",
   explorationBudgetReached: "EXPLORATION_BUDGET_REACHED",
+  rejectedByUser: "REJECTED_BY_USER",
+  toolNotAvailable: "TOOL_NOT_AVAILABLE",
+  invalidArguments: "INVALID_ARGUMENTS",
+} as const;
+
+/** The exploration protocol (SPEC §4): the marker and the two options of the question the model must ask. */
+export const Exploration = {
+  marker: "[[EXPLORATION_BUDGET]]",
+  continueOption: "Continue exploring",
+  stopOption: "Stop for now",
 } as const;

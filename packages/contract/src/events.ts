@@ -135,7 +135,59 @@ export interface ToolResult {
     readonly result_code: string;
     readonly result: unknown;
     readonly evidence: readonly Evidence[];
+    /** The agent state a state-changing tool moved the run to (e.g. a focused dataset). */
+    readonly next_state?: string;
+    /** True when the call ran an exploration tool and so counts against the exploration budget. */
+    readonly exploration?: boolean;
   };
+}
+
+/** The model asked the user a question: the run waits (no runner holds it) until it is answered. */
+export interface AskUser {
+  readonly type: "ask_user";
+  readonly data: {
+    readonly step_no: number;
+    readonly call_id: string;
+    readonly question: string;
+    readonly options: readonly string[];
+    readonly asked_at: IsoMicros;
+  };
+}
+
+/** The user answered; the deadline moves by the time the run waited. */
+export interface InputReceived {
+  readonly type: "input.received";
+  readonly data: { readonly call_id: string; readonly answer: string; readonly deadline_at: IsoMicros; readonly answered_at: IsoMicros };
+}
+
+/** A tool that requires confirmation was called: the run waits with the exact call shown. */
+export interface ConfirmationRequired {
+  readonly type: "confirmation_required";
+  readonly data: {
+    readonly step_no: number;
+    readonly call_id: string;
+    readonly tool_name: string;
+    readonly arguments: string;
+    readonly asked_at: IsoMicros;
+  };
+}
+
+/** The user approved or rejected the call; the deadline moves by the time the run waited. */
+export interface ConfirmationDecided {
+  readonly type: "confirmation.decided";
+  readonly data: { readonly call_id: string; readonly decision: "approve" | "reject"; readonly deadline_at: IsoMicros; readonly decided_at: IsoMicros };
+}
+
+/** The creator asked to stop the run; the driving runner stops within one step. */
+export interface CancelRequested {
+  readonly type: "run.cancel_requested";
+  readonly data: { readonly requested_at: IsoMicros };
+}
+
+/** A provider profile failed and the next one answered. */
+export interface ProviderFallback {
+  readonly type: "provider.fallback";
+  readonly data: { readonly step_no: number; readonly from: string; readonly to: string };
 }
 
 /**
@@ -182,6 +234,12 @@ export type RunEvent =
   | ToolDecided
   | ToolResult
   | CircuitOpened
+  | AskUser
+  | InputReceived
+  | ConfirmationRequired
+  | ConfirmationDecided
+  | CancelRequested
+  | ProviderFallback
   | Message
   | RunSucceeded
   | RunFailed

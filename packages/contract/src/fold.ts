@@ -9,6 +9,7 @@ import type {
   Usage,
 } from "./events";
 import type { IsoMicros } from "./time";
+import { Exploration, ToolResultCode } from "./codes";
 
 /** A run as its events describe it: the snapshot clients read plus where the loop stands. */
 export interface RunState {
@@ -38,6 +39,22 @@ export interface RunState {
   readonly tool_history: readonly ToolOutcomeRecord[];
   /** Tools whose circuit opened in this run. */
   readonly open_circuits: readonly string[];
+  /** The agent state that decides which tools are offered; moved by state-changing tools. */
+  readonly agent_state: string;
+  /** What the run waits for while awaiting input or confirmation. */
+  readonly awaiting: { readonly kind: "input" | "confirmation"; readonly call_id: string; readonly since: IsoMicros } | null;
+  /** Questions asked (by call) and the answers received. */
+  readonly asked: readonly string[];
+  readonly answers: Readonly<Record<string, string>>;
+  /** Calls shown for confirmation, and the user's decisions. */
+  readonly confirmation_asked: readonly string[];
+  readonly confirmations: Readonly<Record<string, "approve" | "reject">>;
+  readonly cancel_requested: boolean;
+  /** Exploration calls since the budget was last reset, and whether the model must ask before going on. */
+  readonly exploration_count: number;
+  readonly exploration_blocked: boolean;
+  /** ask_user calls that carried the exploration marker. */
+  readonly exploration_questions: readonly string[];
 }
 
 export interface ToolOutcomeRecord {
@@ -67,6 +84,16 @@ export const initialRunState: RunState = {
   evidence: [],
   tool_history: [],
   open_circuits: [],
+  agent_state: "general",
+  awaiting: null,
+  asked: [],
+  answers: {},
+  confirmation_asked: [],
+  confirmations: {},
+  cancel_requested: false,
+  exploration_count: 0,
+  exploration_blocked: false,
+  exploration_questions: [],
 };
 
 function mergeEvidence(known: readonly Evidence[], more: readonly Evidence[]): readonly Evidence[] {
@@ -130,17 +157,63 @@ export function evolve(state: RunState, event: RunEvent): RunState {
           ...state.tool_history,
           { tool_name: event.data.tool_name, fingerprint: event.data.fingerprint, result_code: event.data.result_code },
         ],
+        agent_state: event.data.next_state ?? state.agent_state,
+        exploration_count: state.exploration_count + (event.data.exploration ? 1 : 0),
+        exploration_blocked: state.exploration_blocked || event.data.result_code === ToolResultCode.explorationBudgetReached,
       };
     case "circuit.opened":
       return { ...next, open_circuits: [...state.open_circuits, event.data.tool_name] };
+    case "ask_user":
+      return {
+        ...next,
+        status: "awaiting_input",
+        awaiting: { kind: "input", call_id: event.data.call_id, since: event.data.asked_at },
+        asked: [...state.asked, event.data.call_id],
+        exploration_questions: event.data.question.includes(Exploration.marker)
+          ? [...state.exploration_questions, event.data.call_id]
+          : state.exploration_questions,
+      };
+    case "input.received":
+      return {
+        ...next,
+        status: "running",
+        awaiting: null,
+        deadline_at: event.data.deadline_at,
+        answers: { ...state.answers, [event.data.call_id]: event.data.answer },
+        ...(state.exploration_questions.includes(event.data.call_id)
+          ? {
+              exploration_blocked: false,
+              exploration_count: event.data.answer === Exploration.continueOption ? 0 : state.exploration_count,
+            }
+          : {}),
+      };
+    case "confirmation_required":
+      return {
+        ...next,
+        status: "awaiting_confirmation",
+        awaiting: { kind: "confirmation", call_id: event.data.call_id, since: event.data.asked_at },
+        confirmation_asked: [...state.confirmation_asked, event.data.call_id],
+      };
+    case "confirmation.decided":
+      return {
+        ...next,
+        status: "running",
+        awaiting: null,
+        deadline_at: event.data.deadline_at,
+        confirmations: { ...state.confirmations, [event.data.call_id]: event.data.decision },
+      };
+    case "run.cancel_requested":
+      return { ...next, cancel_requested: true };
+    case "provider.fallback":
+      return next;
     case "message":
       return { ...next, step_no: event.data.step_no, usage: addModelUsage(state.usage, event.data.usage) };
     case "run.succeeded":
-      return { ...next, status: "succeeded", output: event.data.output, finished_at: event.data.finished_at };
+      return { ...next, status: "succeeded", output: event.data.output, finished_at: event.data.finished_at, awaiting: null };
     case "run.failed":
-      return { ...next, status: "failed", error: event.data.error, finished_at: event.data.finished_at };
+      return { ...next, status: "failed", error: event.data.error, finished_at: event.data.finished_at, awaiting: null };
     case "run.cancelled":
-      return { ...next, status: "cancelled", error: event.data.error, finished_at: event.data.finished_at };
+      return { ...next, status: "cancelled", error: event.data.error, finished_at: event.data.finished_at, awaiting: null };
     default: {
       const unknownEvent: never = event;
       throw new TypeError(`unknown run event ${(unknownEvent as { type: string }).type}`);

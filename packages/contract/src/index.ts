@@ -1,5 +1,5 @@
 export { Limits } from "./limits";
-export { RunErrorCode, ToolResultCode } from "./codes";
+export { RunErrorCode, ToolResultCode, Exploration } from "./codes";
 export { formatMicros, parseMicros, addSeconds, nowMicros, type IsoMicros } from "./time";
 export { canonicalJson } from "./canonical-json";
 export { toolFingerprint } from "./fingerprint";
@@ -25,6 +25,12 @@ export {
   type ToolDecided,
   type ToolResult,
   type CircuitOpened,
+  type AskUser,
+  type InputReceived,
+  type ConfirmationRequired,
+  type ConfirmationDecided,
+  type CancelRequested,
+  type ProviderFallback,
   type Message,
   type RunSucceeded,
   type RunFailed,

@@ -15,6 +15,8 @@ export const Limits = {
   circuitThreshold: 3,
   /** Seconds an `ask_user` question waits for an answer. */
   askUserWaitSeconds: 300,
+  /** Exploration tool calls a run may make before it must ask the user whether to go on. */
+  explorationBudget: 7,
   /** Continuations appended after a length stop. */
   maxAutoContinuations: 2,
 } as const;

@@ -10,6 +10,8 @@ export interface BusNames {
   readonly runnerConsumer: string;
   runEvent(runId: string, type: string): string;
   runEvents(runId: string): string;
+  /** Token deltas of a run's model stream: core NATS only, never stored. */
+  runDeltas(runId: string): string;
   readonly allEvents: string;
   readonly deadLetterRunRequested: string;
 }
@@ -25,6 +27,7 @@ export function busNames(namespace = ""): BusNames {
     runnerConsumer: `${n ? n.toLowerCase() : ""}agent-runner`,
     runEvent: (runId, type) => `${s}agent.events.${runId}.${type}`,
     runEvents: (runId) => `${s}agent.events.${runId}.>`,
+    runDeltas: (runId) => `${s}agent.deltas.${runId}`,
     allEvents: `${s}agent.events.>`,
     deadLetterRunRequested: `${s}agent.dlq.run.requested`,
   };

@@ -8,7 +8,7 @@ export { appendRunEvents, eventMessage, type AppendRunEventsInput, type AppendRu
 export { projectRun } from "./runs/project-run";
 export { rebuildRunsProjection } from "./runs/rebuild-projection";
 export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";
-export { findOverdueRuns, redriveQueuedRuns } from "./runs/overdue";
+export { findOverdueRuns, findUnansweredRuns, redriveQueuedRuns } from "./runs/overdue";
 export { claimRun, extendLease, releaseLease, type ClaimOutcome } from "./runs/lease";
 export { chunkText } from "./knowledge/chunk";
 export { addDocument } from "./knowledge/add-document";

@@ -16,6 +16,7 @@ import { createToolExecApi } from "@steward/proto";
 import { createOutboxRelay } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { selectProvider } from "./adapters/llm/select-provider";
+import { cancelWatcher } from "./adapters/nats/cancel-watch";
 import { startRunConsumer } from "./adapters/nats/consumer";
 import { crashPointNames, killAt, noCrashPoints } from "./app/crash-points";
 import { createRunRequestedHandler } from "./app/handle-run-requested";
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     RUNNER_RETRY_BACKOFF_MS: env.int(1, 60_000, 1000),
     RUNNER_REAPER_INTERVAL_MS: env.int(100, 3_600_000, 60_000),
     RUNNER_REDRIVE_AFTER_MS: env.int(100, 3_600_000, 30_000),
+    STEWARD_TEST_ASK_WAIT_SECONDS: env.int(1, 300, 300),
     STEWARD_TEST_CRASH_AT: env.optional(),
     LLM_BASE_URL: env.optional(),
     LLM_API_KEY: env.optional(),
@@ -44,6 +46,9 @@ async function main(): Promise<void> {
   const crashAt = config.STEWARD_TEST_CRASH_AT;
   if (crashAt && (config.STEWARD_ENV !== "test" || !(crashPointNames as readonly string[]).includes(crashAt))) {
     throw new ConfigError("STEWARD_TEST_CRASH_AT", `is only for STEWARD_ENV=test and must be one of ${crashPointNames.join(", ")}`);
+  }
+  if (config.STEWARD_TEST_ASK_WAIT_SECONDS !== 300 && config.STEWARD_ENV !== "test") {
+    throw new ConfigError("STEWARD_TEST_ASK_WAIT_SECONDS", "may only shorten the wait when STEWARD_ENV=test");
   }
   const logger = createLogger("agent-runner", config.LOG_LEVEL);
   const provider = selectProvider(config);
@@ -59,7 +64,11 @@ async function main(): Promise<void> {
   await relay.start();
   const reaper = createReaper(
     { pool, namespace: config.STEWARD_NATS_NAMESPACE, logger },
-    { intervalMs: config.RUNNER_REAPER_INTERVAL_MS, redriveAfterMs: config.RUNNER_REDRIVE_AFTER_MS },
+    {
+      intervalMs: config.RUNNER_REAPER_INTERVAL_MS,
+      redriveAfterMs: config.RUNNER_REDRIVE_AFTER_MS,
+      askWaitSeconds: config.STEWARD_TEST_ASK_WAIT_SECONDS,
+    },
   );
   reaper.start();
   const handle = createRunRequestedHandler(
@@ -72,6 +81,7 @@ async function main(): Promise<void> {
       namespace: config.STEWARD_NATS_NAMESPACE,
       runnerId: config.RUNNER_ID,
       maxOutputTokens: 4096,
+      watchCancel: cancelWatcher(nc, names),
       crash: crashAt ? killAt(crashAt as (typeof crashPointNames)[number]) : noCrashPoints,
     },
     { leaseMs: config.RUNNER_LEASE_MS, retryBackoffMs: config.RUNNER_RETRY_BACKOFF_MS },

@@ -17,7 +17,9 @@ import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
 import { createRunHandler } from "./app/create-run";
+import { createRunControls } from "./app/control-run";
 import { developmentSecret } from "./dev-secret";
+import { createRunFeed } from "./adapters/nats/run-feed";
 
 async function main(): Promise<void> {
   const config = readConfig({
@@ -59,6 +61,8 @@ async function main(): Promise<void> {
     authenticate,
     authorize: createAuthorizer({ pdp, logger }),
     policyAdmin,
+    controls: createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE }),
+    feed: createRunFeed(nc, busNames(config.STEWARD_NATS_NAMESPACE)),
     createRun: createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS }),
     ready: async () => {
       await pool.query("SELECT 1");

@@ -14,6 +14,18 @@ export async function findOverdueRuns(pool: Pool, limit = 100): Promise<Array<{ 
   return rows;
 }
 
+/** Runs that have waited for the user longer than `waitSeconds`. */
+export async function findUnansweredRuns(pool: Pool, waitSeconds: number, limit = 100): Promise<Array<{ id: string; tenant_id: string }>> {
+  const { rows } = await pool.query<{ id: string; tenant_id: string }>(
+    `SELECT id, tenant_id FROM runs
+      WHERE state IN ('awaiting_input', 'awaiting_confirmation')
+        AND awaiting_since < clock_timestamp() - make_interval(secs => $1)
+      ORDER BY awaiting_since LIMIT $2`,
+    [waitSeconds, limit],
+  );
+  return rows;
+}
+
 /**
  * Puts `agent.run.requested` on the bus again for runs queued longer than `olderThanMs` since their last
  * request (the first copy may have been lost: nats-server 2.9 acknowledges before it syncs to disk). The

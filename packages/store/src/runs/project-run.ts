@@ -10,11 +10,12 @@ export async function projectRun(
   await client.query(
     `INSERT INTO runs (id, tenant_id, created_by, thread_id, state, mode, input, response_language, created_at,
                        started_at, finished_at, deadline_at, output, error, usage, version, idempotency_key, request_hash,
-                       elevation_session_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                       elevation_session_id, awaiting_since)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      ON CONFLICT (id) DO UPDATE SET
        state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
        output = excluded.output, error = excluded.error, usage = excluded.usage, version = excluded.version,
+       deadline_at = excluded.deadline_at, awaiting_since = excluded.awaiting_since,
        lease_owner = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_owner END,
        lease_until = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_until END`,
     [
@@ -37,6 +38,7 @@ export async function projectRun(
       run.idempotencyKey ?? null,
       run.requestHash ?? null,
       state.elevation_session_id,
+      state.awaiting?.since ?? null,
     ],
   );
 }

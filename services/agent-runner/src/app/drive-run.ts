@@ -12,11 +12,12 @@ import { appendRunEvents, readStream } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { eventsForAnswer } from "../domain/answer";
-import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider, type ToolSchema } from "../domain/model";
+import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider } from "../domain/model";
 import { nextStep } from "../domain/next-step";
+import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../domain/tool-catalog";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import type { DriveOutcome, RunContext } from "./run-context";
-import { runToolStep, shortCircuitResult } from "./tool-step";
+import { runGatedCall } from "./gated-call";
 
 export interface DriveDeps {
   readonly pool: Pool;
@@ -28,6 +29,8 @@ export interface DriveDeps {
   readonly runnerId: string;
   /** Per-call output ceiling in tokens. */
   readonly maxOutputTokens: number;
+  /** Calls `onCancel` when the run's cancellation is requested while it is driven; returns the unsubscribe. */
+  readonly watchCancel?: (runId: string, onCancel: () => void) => () => void;
   /** Test hooks; production uses none. */
   readonly crash?: CrashPoints;
 }
@@ -41,25 +44,42 @@ function msUntil(deadlineAt: string | null): number {
   return Number((parseMicros(deadlineAt) - parseMicros(nowMicros())) / 1000n);
 }
 
+/** The catalog the loop offers: tool-exec's tools plus the runner's own ask_user. */
+export function catalogOf(tools: readonly ToolSpec[]): ToolCatalog {
+  const entries: ToolInfo[] = tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: JSON.parse(t.inputSchemaJson) as Record<string, unknown>,
+    safety: t.safety === "write" ? "write" : "read",
+    exploration: t.exploration,
+    requireConfirmation: t.requireConfirmation,
+    abortOnDeny: t.abortOnDeny,
+    policyPoint: t.policyPoint,
+    states: t.states,
+    builtIn: false,
+  }));
+  return new Map([...entries, askUserTool].map((t) => [t.name, t]));
+}
+
 /**
- * Drives one run from wherever its events say it stands until it ends, or until it must wait for another
- * delivery. Every model answer and tool result is appended before the next step, so a crash at any point
- * resumes here without asking the model again or repeating a recorded tool call.
+ * Drives one run from wherever its events say it stands until it ends, waits for the user, or must wait
+ * for another delivery. Every model answer and tool result is appended before the next step, so a crash at
+ * any point resumes here without asking the model again or repeating a recorded tool call.
  */
 export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<DriveOutcome> {
   const crash = deps.crash ?? noCrashPoints;
-  const events: StoredRunEvent[] = await readStream(deps.pool, delivered.runId);
+  let events: StoredRunEvent[] = await readStream(deps.pool, delivered.runId);
   if (events.length === 0) return { kind: "missing" };
   let state: RunState = foldRun(events);
   // A re-driven command may lack the elevation reference; the run's first event has it.
   const ctx: RunContext = { ...delivered, elevationSessionId: delivered.elevationSessionId ?? state.elevation_session_id ?? undefined };
-  const registered = new Set(deps.tools.map((t) => t.name));
-  const schemas: ToolSchema[] = deps.tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    parameters: JSON.parse(t.inputSchemaJson) as Record<string, unknown>,
-  }));
+  const catalog = catalogOf(deps.tools);
+  const registered = new Set(catalog.keys());
   const log = deps.logger.child({ run_id: ctx.runId, trace_id: traceIdOf(ctx.traceparent) });
+
+  // A cancellation aborts the model call in flight; the loop then reloads and finds the request.
+  let cancelAbort = new AbortController();
+  const unwatch = deps.watchCancel?.(ctx.runId, () => cancelAbort.abort()) ?? (() => undefined);
 
   const append = async (more: RunEvent[]): Promise<void> => {
     const result = await appendRunEvents(deps.pool, {
@@ -73,12 +93,22 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     events.push(...result.events);
     state = result.state;
   };
+  const reload = async (): Promise<void> => {
+    events = await readStream(deps.pool, ctx.runId);
+    state = foldRun(events);
+  };
 
-  /** Asks the model, bounded by the run's deadline; the error when it could not answer. */
+  /** Asks the model, bounded by the run's deadline and by a cancellation. */
   async function askModel(): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(Math.max(1, msUntil(state.deadline_at)))]);
+    if (cancelAbort.signal.aborted) cancelAbort = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, cancelAbort.signal, AbortSignal.timeout(Math.max(1, msUntil(state.deadline_at)))]);
     try {
-      return await deps.provider.complete({ messages: conversationOf(events), tools: schemas, maxOutputTokens: deps.maxOutputTokens, signal });
+      return await deps.provider.complete({
+        messages: conversationOf(events),
+        tools: schemasFor(catalog, state.agent_state, state.mode),
+        maxOutputTokens: deps.maxOutputTokens,
+        signal,
+      });
     } catch (err) {
       if (err instanceof ModelCallAbortedError) return err;
       if (!(err instanceof ModelUnavailableError)) throw err;
@@ -91,61 +121,81 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     for (;;) {
       if (ctx.signal.aborted) return { kind: "lost" };
       ctx.heartbeat();
-      const step = nextStep(state, parseMicros(nowMicros()), registered);
-      switch (step.kind) {
-        case "done":
-          return { kind: "finished" };
-        case "start":
-          await append([{ type: "run.started", data: { runner_id: deps.runnerId, started_at: nowMicros() } }]);
-          log.info({ step_no: 0 }, "run started");
-          break;
-        case "fail":
-          await append([{ type: "run.failed", data: { error: step.error, finished_at: nowMicros() } }]);
-          log.info({ step_no: state.step_no, code: step.error.code }, "run failed");
-          break;
-        case "open_circuit":
-          await append([{ type: "circuit.opened", data: { step_no: state.step_no, tool_name: step.toolName, failures: step.failures } }]);
-          log.info({ step_no: state.step_no, tool: step.toolName }, "tool circuit opened");
-          break;
-        case "short_circuit":
-          await append([shortCircuitResult(state, step.call)]);
-          break;
-        case "run_tool":
-          await runToolStep({ toolExec: deps.toolExec, tools: deps.tools, crash }, ctx, state, events, step.call, append, log);
-          break;
-        case "call_model": {
-          crash.reached("before_model");
-          const answer = await askModel();
-          if (answer instanceof ModelCallAbortedError) {
-            if (ctx.signal.aborted) return { kind: "lost" };
-            break; // the deadline passed: the next step fails the run with 60402
-          }
-          if (answer instanceof ModelUnavailableError) {
-            if (msUntil(state.deadline_at) <= 0) break; // the next step fails the run with 60402
-            if (!ctx.lastDelivery) return { kind: "retry", afterMs: answer.retryAfterMs };
-            const error = { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: step.stepNo };
-            await append([{ type: "run.failed", data: { error, finished_at: nowMicros() } }]);
+      try {
+        const step = nextStep(state, parseMicros(nowMicros()), registered);
+        switch (step.kind) {
+          case "done":
+            return { kind: "finished" };
+          case "start":
+            await append([{ type: "run.started", data: { runner_id: deps.runnerId, started_at: nowMicros() } }]);
+            log.info({ step_no: 0 }, "run started");
+            break;
+          case "fail":
+            await append([{ type: "run.failed", data: { error: step.error, finished_at: nowMicros() } }]);
+            log.info({ step_no: state.step_no, code: step.error.code }, "run failed");
+            break;
+          case "cancel":
+            await append([
+              { type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: nowMicros() } },
+            ]);
+            log.info({ step_no: state.step_no }, "run cancelled");
+            break;
+          case "open_circuit":
+            await append([{ type: "circuit.opened", data: { step_no: state.step_no, tool_name: step.toolName, failures: step.failures } }]);
+            log.info({ step_no: state.step_no, tool: step.toolName }, "tool circuit opened");
+            break;
+          case "short_circuit":
+          case "run_tool": {
+            const waiting = await runGatedCall(
+              { toolExec: deps.toolExec, catalog, crash },
+              { ctx, state, events, call: step.call, shortCircuit: step.kind === "short_circuit", append, log },
+            );
+            if (waiting) return { kind: "waiting" };
             break;
           }
-          await append(eventsForAnswer(state, step.stepNo, answer, nowMicros()));
-          crash.reached("after_model");
-          log.info(
-            { step_no: step.stepNo, provider: answer.provider, tool_calls: answer.toolCalls.length, finish: answer.finishReason },
-            "model step",
-          );
-          break;
+          case "call_model": {
+            crash.reached("before_model");
+            const answer = await askModel();
+            if (answer instanceof ModelCallAbortedError) {
+              if (ctx.signal.aborted) return { kind: "lost" };
+              await reload(); // cancelled (the request is now in the events) or past the deadline
+              break;
+            }
+            if (answer instanceof ModelUnavailableError) {
+              if (msUntil(state.deadline_at) <= 0) break; // the next step fails the run with 60402
+              if (!ctx.lastDelivery) return { kind: "retry", afterMs: answer.retryAfterMs };
+              const error = { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: step.stepNo };
+              await append([{ type: "run.failed", data: { error, finished_at: nowMicros() } }]);
+              break;
+            }
+            const fellBack: RunEvent[] =
+              deps.provider.primary && answer.provider !== deps.provider.primary
+                ? [{ type: "provider.fallback", data: { step_no: step.stepNo, from: deps.provider.primary, to: answer.provider } }]
+                : [];
+            await append([...fellBack, ...eventsForAnswer(state, step.stepNo, answer, nowMicros())]);
+            crash.reached("after_model");
+            log.info(
+              { step_no: step.stepNo, provider: answer.provider, tool_calls: answer.toolCalls.length, finish: answer.finishReason },
+              "model step",
+            );
+            break;
+          }
+          default: {
+            const unreachable: never = step;
+            throw new TypeError(`unknown step ${JSON.stringify(unreachable)}`);
+          }
         }
-        default: {
-          const unreachable: never = step;
-          throw new TypeError(`unknown step ${JSON.stringify(unreachable)}`);
-        }
+      } catch (err) {
+        // We hold the lease, so another append can only be the creator's (a cancel): reload and go on.
+        if (!(err instanceof ConcurrencyError) || ctx.signal.aborted) throw err;
+        log.info({ step_no: state.step_no }, "the run changed under us; reloading");
+        await reload();
       }
     }
   } catch (err) {
-    if (err instanceof ConcurrencyError) {
-      log.info({ step_no: state.step_no }, "another runner advanced the run; letting go");
-      return { kind: "lost" };
-    }
+    if (err instanceof ConcurrencyError) return { kind: "lost" };
     throw err;
+  } finally {
+    unwatch();
   }
 }

@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import type { Evidence, RequestedToolCall, ToolResult } from "@steward/contract";
+import { ToolResultCode, type Evidence, type RequestedToolCall, type ToolResult } from "@steward/contract";
 import type { ToolExecApi } from "@steward/proto";
 import type { RunContext } from "./run-context";
 
@@ -22,6 +22,7 @@ export async function invokeTool(
   ctx: RunContext,
   stepNo: number,
   call: RequestedToolCall,
+  exploration: boolean,
 ): Promise<{ event: ToolResult; replayed: boolean }> {
   try {
     const res = await toolExec.invoke(
@@ -51,6 +52,8 @@ export async function invokeTool(
           result_code: res.resultCode,
           result: body.result,
           evidence: body.evidence ?? [],
+          ...(res.nextState ? { next_state: res.nextState } : {}),
+          ...(exploration && res.decision?.permit ? { exploration: true } : {}),
         },
       },
     };
@@ -67,8 +70,8 @@ export async function invokeTool(
             tool_name: call.tool_name,
             fingerprint: "",
             decision: { permit: false, code: "", policy_ids: [] },
-            result_code: "INVALID_ARGUMENTS",
-            result: { error_code: "INVALID_ARGUMENTS", note: (err as { details?: string }).details ?? "invalid arguments" },
+            result_code: ToolResultCode.invalidArguments,
+            result: { error_code: ToolResultCode.invalidArguments, note: (err as { details?: string }).details ?? "invalid arguments" },
             evidence: [],
           },
         },

@@ -1,12 +1,14 @@
-import { RunErrorCode, foldRun, isTerminal, nowMicros, parseMicros } from "@steward/contract";
+import { Limits, RunErrorCode, foldRun, isTerminal, nowMicros, parseMicros, type RunError, type RunState } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, findOverdueRuns, readStream, redriveQueuedRuns } from "@steward/store";
+import { appendRunEvents, findOverdueRuns, findUnansweredRuns, readStream, redriveQueuedRuns } from "@steward/store";
 
 export interface ReaperOptions {
   /** How often the reaper looks, in ms. Default 60 000. */
   intervalMs?: number;
   /** A run queued this long since its last request is requested again, in ms. Default 30 000. */
   redriveAfterMs?: number;
+  /** How long a question or a confirmation waits for the user, in seconds. Default: the limit (300). */
+  askWaitSeconds?: number;
 }
 
 export interface Reaper {
@@ -28,20 +30,30 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> | null = null;
 
+  const askWaitMicros = BigInt(options.askWaitSeconds ?? Limits.askUserWaitSeconds) * 1_000_000n;
+
+  /** The failure a run is due, judged again from its events (the projection only nominated it). */
+  function dueFailure(state: RunState): RunError | null {
+    if (isTerminal(state)) return null;
+    const now = parseMicros(nowMicros());
+    if (state.awaiting) {
+      if (now - parseMicros(state.awaiting.since) < askWaitMicros) return null;
+      return { code: RunErrorCode.questionUnanswered, message: "nobody answered in time", step_no: state.step_no };
+    }
+    if (!state.deadline_at || parseMicros(state.deadline_at) > now) return null;
+    return { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed", step_no: state.step_no };
+  }
+
   async function failOverdue(runId: string, tenantId: string): Promise<boolean> {
     const state = foldRun(await readStream(deps.pool, runId));
-    if (isTerminal(state) || !state.deadline_at || parseMicros(state.deadline_at) > parseMicros(nowMicros())) return false;
+    const error = dueFailure(state);
+    if (!error) return false;
     try {
       await appendRunEvents(deps.pool, {
         runId,
         tenantId,
         state,
-        events: [
-          {
-            type: "run.failed",
-            data: { error: { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed", step_no: state.step_no }, finished_at: nowMicros() },
-          },
-        ],
+        events: [{ type: "run.failed", data: { error, finished_at: nowMicros() } }],
         namespace: deps.namespace,
       });
       return true;
@@ -53,7 +65,8 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
 
   async function sweep() {
     const failed: string[] = [];
-    for (const run of await findOverdueRuns(deps.pool)) {
+    const askWaitSeconds = Number(askWaitMicros / 1_000_000n);
+    for (const run of [...(await findOverdueRuns(deps.pool)), ...(await findUnansweredRuns(deps.pool, askWaitSeconds))]) {
       if (await failOverdue(run.id, run.tenant_id)) failed.push(run.id);
     }
     const redriven = await redriveQueuedRuns(deps.pool, deps.namespace, redriveAfterMs);

@@ -14,5 +14,5 @@ export interface RunContext {
 
 /** How a drive ended: the run is over (or another runner has it), or it must be retried on a later delivery. */
 export type DriveOutcome =
-  | { readonly kind: "finished" | "lost" | "missing" }
+  | { readonly kind: "finished" | "lost" | "missing" | "waiting" }
   | { readonly kind: "retry"; readonly afterMs?: number };

@@ -1,20 +1,22 @@
 import { RunErrorCode, ToolResultCode, nowMicros, type RequestedToolCall, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import type { Logger } from "@steward/platform";
-import type { ToolExecApi, ToolSpec } from "@steward/proto";
+import type { ToolExecApi } from "@steward/proto";
+import type { ToolCatalog } from "../domain/tool-catalog";
 import type { CrashPoints } from "./crash-points";
 import { invokeTool } from "./invoke-tool";
 import type { RunContext } from "./run-context";
 
 export interface ToolStepDeps {
   readonly toolExec: ToolExecApi;
-  readonly tools: readonly ToolSpec[];
+  readonly catalog: ToolCatalog;
   readonly crash: CrashPoints;
 }
 
 /**
- * Runs one pending tool call: records `tool_call` (the in-flight marker) unless a previous attempt did,
- * invokes tool-exec, and returns the result event, plus the run's failure when an AbortOnDeny tool was
- * denied. A call found in flight is sent again; tool-exec answers it from its idempotency record.
+ * Runs one pending tool call through tool-exec: records `tool_call` (the in-flight marker) unless a previous
+ * attempt did, invokes, and appends the decision and the result, plus the run's failure when an
+ * AbortOnDeny tool was denied. A call found in flight is sent again; tool-exec answers it from its
+ * idempotency record.
  */
 export async function runToolStep(
   deps: ToolStepDeps,
@@ -31,20 +33,20 @@ export async function runToolStep(
       { type: "tool_call", data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments } },
     ]);
   }
-  const pending = invokeTool(deps.toolExec, ctx, state.step_no, call);
+  const tool = deps.catalog.get(call.tool_name);
+  const pending = invokeTool(deps.toolExec, ctx, state.step_no, call, tool?.exploration ?? false);
   deps.crash.reached("during_tool");
   const outcome = await pending;
-  const spec = deps.tools.find((t) => t.name === call.tool_name);
   const { decision, fingerprint } = outcome.event.data;
   const more: RunEvent[] = [];
-  if (outcome.event.data.result_code !== "INVALID_ARGUMENTS") {
+  if (outcome.event.data.result_code !== ToolResultCode.invalidArguments) {
     more.push({
       type: "tool.decided",
       data: {
         step_no: state.step_no,
         call_id: call.call_id,
         tool_name: call.tool_name,
-        policy_point: spec?.policyPoint ?? "",
+        policy_point: tool?.policyPoint ?? "",
         fingerprint,
         permit: decision.permit,
         code: decision.code,
@@ -53,7 +55,7 @@ export async function runToolStep(
     });
   }
   more.push(outcome.event);
-  if (!decision.permit && spec?.abortOnDeny && outcome.event.data.result_code !== "INVALID_ARGUMENTS") {
+  if (!decision.permit && tool?.abortOnDeny && outcome.event.data.result_code !== ToolResultCode.invalidArguments) {
     more.push({
       type: "run.failed",
       data: {
@@ -75,8 +77,8 @@ export async function runToolStep(
   );
 }
 
-/** The result of a call whose tool's circuit is open: 60403, and nothing runs. */
-export function shortCircuitResult(state: RunState, call: RequestedToolCall): RunEvent {
+/** A result the runner gives the model without running anything (refusals, answers, an open circuit). */
+export function controlledResult(state: RunState, call: RequestedToolCall, code: string, result: unknown): RunEvent {
   return {
     type: "tool_result",
     data: {
@@ -84,10 +86,18 @@ export function shortCircuitResult(state: RunState, call: RequestedToolCall): Ru
       call_id: call.call_id,
       tool_name: call.tool_name,
       fingerprint: "",
-      decision: { permit: false, code: ToolResultCode.circuitOpen, policy_ids: [] },
-      result_code: ToolResultCode.circuitOpen,
-      result: { error_code: ToolResultCode.circuitOpen, note: "this tool failed repeatedly and is disabled for the rest of the run" },
+      decision: { permit: false, code: "", policy_ids: [] },
+      result_code: code,
+      result,
       evidence: [],
     },
   };
+}
+
+/** The result of a call whose tool's circuit is open: 60403, and nothing runs. */
+export function shortCircuitResult(state: RunState, call: RequestedToolCall): RunEvent {
+  return controlledResult(state, call, ToolResultCode.circuitOpen, {
+    error_code: ToolResultCode.circuitOpen,
+    note: "this tool failed repeatedly and is disabled for the rest of the run",
+  });
 }

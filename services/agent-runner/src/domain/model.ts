@@ -39,6 +39,8 @@ export interface ModelAnswer {
 /** A model behind one profile. Throws ModelUnavailableError when it cannot answer now. */
 export interface ModelProvider {
   readonly name: string;
+  /** The profile asked first; an answer from another profile is a fallback. */
+  readonly primary?: string;
   complete(request: ModelRequest): Promise<ModelAnswer>;
 }
 

@@ -17,6 +17,7 @@ export type NextStep =
   | { readonly kind: "run_tool"; readonly call: RequestedToolCall }
   | { readonly kind: "open_circuit"; readonly toolName: string; readonly failures: number }
   | { readonly kind: "short_circuit"; readonly call: RequestedToolCall }
+  | { readonly kind: "cancel" }
   | { readonly kind: "call_model"; readonly stepNo: number };
 
 /**
@@ -26,6 +27,7 @@ export type NextStep =
 export function nextStep(state: RunState, nowMicros: bigint, registered: ReadonlySet<string>): NextStep {
   if (state.status === "succeeded" || state.status === "failed" || state.status === "cancelled") return { kind: "done" };
   if (state.status === "new") throw new RangeError("a run without run.queued cannot be driven");
+  if (state.cancel_requested) return { kind: "cancel" };
   if (state.deadline_at && nowMicros >= parseMicros(state.deadline_at)) {
     return { kind: "fail", error: { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed" } };
   }

@@ -29,8 +29,9 @@ export interface InvokeOutcome {
   readonly fingerprint: string;
   readonly decision: Verdict;
   readonly resultCode: string;
-  readonly result: { result: unknown; evidence: Evidence[] };
+  readonly result: { result: unknown; evidence: Evidence[]; next_state?: string };
   readonly replayed: boolean;
+  readonly nextState?: string;
 }
 
 export class UnknownToolError extends Error {
@@ -112,16 +113,22 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
           { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(30_000) },
           input,
         );
-        return { resultCode: ToolResultCode.ok, result: { result: outcome.result, evidence: [...(outcome.evidence ?? [])] } };
+        const stored: InvokeOutcome["result"] = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
+        if (outcome.nextState) stored.next_state = outcome.nextState;
+        return { resultCode: ToolResultCode.ok, result: stored };
       } catch (err) {
         deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
         deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
         return { resultCode: ToolResultCode.toolFailed, result: { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] } };
       }
     };
-    if (!tool.idempotent) return { fingerprint, decision, ...(await execute()), replayed: false };
+    if (!tool.idempotent) {
+      const done = await execute();
+      return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
+    }
     const { value, replayed } = await deps.results.once(cmd.runId, fingerprint, tool.name, execute);
-    return { fingerprint, decision, resultCode: value.resultCode, result: value.result as InvokeOutcome["result"], replayed };
+    const result = value.result as InvokeOutcome["result"];
+    return { fingerprint, decision, resultCode: value.resultCode, result, replayed, nextState: result.next_state };
   };
 }
 

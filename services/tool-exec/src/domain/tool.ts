@@ -13,6 +13,8 @@ export interface ToolContext {
 export interface ToolOutcome {
   readonly result: unknown;
   readonly evidence?: readonly Evidence[];
+  /** A state-changing tool names the agent state the run moves to. */
+  readonly nextState?: string;
 }
 
 /** A registered tool (SPEC §5). `run` is only ever called after the PDP has permitted the call. */
@@ -28,6 +30,8 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
   readonly abortOnDeny: boolean;
   readonly requireConfirmation: boolean;
   readonly exploration: boolean;
+  /** Agent states in which the tool is offered; absent means every state. */
+  readonly states?: readonly string[];
   readonly run: (ctx: ToolContext, input: Static<S>) => Promise<ToolOutcome>;
 }
 

@@ -9,6 +9,7 @@ export function createProviderChain(providers: readonly ModelProvider[]): ModelP
   if (providers.length === 1) return providers[0];
   return {
     name: providers.map((p) => p.name).join(">"),
+    primary: providers[0].name,
     async complete(request) {
       let last: ModelUnavailableError | undefined;
       for (const provider of providers) {

@@ -12,7 +12,13 @@ export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps {
 
 /** The gateway's HTTP surface, without ports: main.ts listens, tests use inject(). */
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 64 * 1024 });
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: 256 * 1024,
+    // Event streams are long-lived; shutting down must not wait for their clients to leave.
+    forceCloseConnections: true,
+  });
   app.setErrorHandler(createErrorHandler(deps.logger));
   app.setNotFoundHandler(notFoundHandler);
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -23,6 +23,15 @@ export const ListRunsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** POST /v1/agents/runs/:id/input */
+export const InputBody = Type.Object({ answer: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false });
+
+/** POST /v1/agents/runs/:id/confirmation */
+export const ConfirmationBody = Type.Object(
+  { decision: Type.Union([Type.Literal("approve"), Type.Literal("reject")]) },
+  { additionalProperties: false },
+);
+
 /** GET /v1/agents/runs/:id/events as a JSON page. */
 export const EventsQuery = Type.Object(
   {

@@ -22,6 +22,7 @@ export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke:
     abortOnDeny: t.abortOnDeny,
     requireConfirmation: t.requireConfirmation,
     exploration: t.exploration,
+    states: [...(t.states ?? [])],
   }));
   const impl: ToolExecServer = {
     listTools(_call, callback) {
@@ -53,6 +54,7 @@ export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke:
             resultCode: o.resultCode,
             resultJson: JSON.stringify(o.result),
             replayed: o.replayed,
+            nextState: o.nextState ?? "",
           }),
         )
         .catch((err: unknown) => callback(toStatus(err, deps.logger)));

@@ -39,6 +39,72 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       },
     },
     {
+      name: "test_explore",
+      description: "Test only: an exploration tool (like listing tables): it counts against the exploration budget.",
+      input: NoInput,
+      normalise: (input: { note?: string }) => ({ note: input.note ?? "" }),
+      safety: "read",
+      policyPoint: "knowledge.document.read",
+      idempotent: false,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: true,
+      async run(_ctx, input: { note?: string }) {
+        return { result: { explored: input.note ?? "" } };
+      },
+    },
+    {
+      name: "test_write",
+      description: "Test only: a write that needs the user's approval; counts its real executions per (run, key).",
+      input: CounterInput,
+      normalise: (input: { key: string; delay_ms?: number }) => ({ key: input.key, delay_ms: input.delay_ms ?? 0 }),
+      safety: "write",
+      policyPoint: "knowledge.document.read",
+      idempotent: true,
+      abortOnDeny: false,
+      requireConfirmation: true,
+      exploration: false,
+      async run(ctx, input: { key: string }) {
+        const { rows } = await pool.query<{ count: number }>(
+          `INSERT INTO test_side_effects (run_id, key, count) VALUES ($1, $2, 1)
+           ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1 RETURNING count`,
+          [ctx.runId, `write:${input.key}`],
+        );
+        return { result: { written: input.key, count: rows[0].count } };
+      },
+    },
+    {
+      name: "test_focus",
+      description: "Test only: moves the run to the 'focused' state, which unlocks test_focused_only.",
+      input: NoInput,
+      normalise: (input: { note?: string }) => ({ note: input.note ?? "" }),
+      safety: "read",
+      policyPoint: "knowledge.document.read",
+      idempotent: false,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: false,
+      async run() {
+        return { result: { focused: true }, nextState: "focused" };
+      },
+    },
+    {
+      name: "test_focused_only",
+      description: "Test only: offered only in the 'focused' state.",
+      input: NoInput,
+      normalise: (input: { note?: string }) => ({ note: input.note ?? "" }),
+      safety: "read",
+      policyPoint: "knowledge.document.read",
+      idempotent: false,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: false,
+      states: ["focused"],
+      async run() {
+        return { result: { ok: true } };
+      },
+    },
+    {
       name: "test_fail",
       description: "Test only: always fails, with an internal error text that must never reach the model.",
       input: NoInput,

@@ -6,13 +6,18 @@ import { findOwnRun, listOwnRuns, readStream } from "@steward/store";
 import type { Authenticate, Principal } from "../auth";
 import type { Authorize } from "../../../app/authorize";
 import type { CreateRun } from "../../../app/create-run";
-import { CreateRunBody, EventsQuery, ListRunsQuery, UUID_PATTERN, parseOr400, singleValuedQuery } from "../schemas";
+import type { RunControls } from "../../../app/control-run";
+import type { RunFeed } from "../../nats/run-feed";
+import { resumePoint, streamRunEvents } from "./event-stream";
+import { ConfirmationBody, CreateRunBody, EventsQuery, InputBody, ListRunsQuery, UUID_PATTERN, parseOr400, singleValuedQuery } from "../schemas";
 
 export interface RunRoutesDeps {
   readonly pool: Pool;
   readonly authenticate: Authenticate;
   readonly authorize: Authorize;
   readonly createRun: CreateRun;
+  readonly controls: RunControls;
+  readonly feed: RunFeed;
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
@@ -79,12 +84,37 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     return run;
   });
 
-  app.get("/v1/agents/runs/:id/events", async (request) => {
+  app.post("/v1/agents/runs/:id/input", async (request) => {
+    const id = runIdOf(request);
+    const principal = await guard(request, "agent.run.control", id);
+    const body = parseOr400(InputBody, request.body, "the request body");
+    return deps.controls.answer(principal, id, body.answer, traceparentOf(request));
+  });
+
+  app.post("/v1/agents/runs/:id/confirmation", async (request) => {
+    const id = runIdOf(request);
+    const principal = await guard(request, "agent.run.control", id);
+    const body = parseOr400(ConfirmationBody, request.body, "the request body");
+    return deps.controls.confirm(principal, id, body.decision, traceparentOf(request));
+  });
+
+  app.post("/v1/agents/runs/:id/cancel", async (request) => {
+    const id = runIdOf(request);
+    const principal = await guard(request, "agent.run.control", id);
+    return deps.controls.cancel(principal, id, traceparentOf(request));
+  });
+
+  app.get("/v1/agents/runs/:id/events", async (request, reply) => {
     const id = runIdOf(request);
     const principal = await guard(request, "agent.run.read", id);
     const query = parseOr400(EventsQuery, singleValuedQuery(request.query), "the query");
     const run = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, id);
     if (!run) throw new NotFoundError();
+    if (String(request.headers.accept ?? "").includes("text/event-stream")) {
+      const after = resumePoint(request.headers["last-event-id"], query.after);
+      if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
+      return streamRunEvents({ pool: deps.pool, feed: deps.feed }, request, reply, id, after);
+    }
     const limit = Number(query.limit ?? 100);
     const events = await readStream(deps.pool, id, { after: Number(query.after ?? 0), limit });
     const items = events.map((e) => ({ seq: e.metadata.seq, type: e.type, data: e.data, recorded_at: e.metadata.recorded_at }));

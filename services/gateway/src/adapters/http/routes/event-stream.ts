@@ -1,0 +1,101 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Pool } from "@steward/platform";
+import { readStream } from "@steward/store";
+import type { RunFeed } from "../../nats/run-feed";
+
+const TERMINAL = new Set(["run.succeeded", "run.failed", "run.cancelled"]);
+
+export interface EventStreamOptions {
+  /** Interval of keep-alive comments, in ms. Default 15 000. */
+  keepAliveMs?: number;
+  /** Safety-net re-read of PostgreSQL while nothing arrives, in ms. Default 2000. */
+  pollMs?: number;
+}
+
+/**
+ * Streams a run's events as Server-Sent Events: history from PostgreSQL after `after`, then live. Every
+ * stored event is read from PostgreSQL in sequence order, whatever woke the stream, so a client resuming
+ * with Last-Event-ID gets each later event exactly once, across any runner crash. Token deltas are
+ * forwarded as they stream (no id: they are not stored). The stream ends after the terminal event.
+ */
+export async function streamRunEvents(
+  deps: { pool: Pool; feed: RunFeed },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runId: string,
+  after: number,
+  options: EventStreamOptions = {},
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  res.write("retry: 1000\n\n");
+  let lastSent = after;
+  let closed = false;
+  let reading: Promise<void> | null = null;
+  let again = false;
+
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    unwatch();
+    clearInterval(keepAlive);
+    clearInterval(poll);
+    res.end();
+  };
+
+  const drain = async (): Promise<void> => {
+    while (!closed) {
+      const events = await readStream(deps.pool, runId, { after: lastSent, limit: 500 });
+      for (const e of events) {
+        const item = { seq: e.metadata.seq, type: e.type, data: e.data, recorded_at: e.metadata.recorded_at };
+        res.write(`id: ${item.seq}\nevent: ${item.type}\ndata: ${JSON.stringify(item)}\n\n`);
+        lastSent = item.seq;
+        if (TERMINAL.has(e.type)) return finish();
+      }
+      if (events.length < 500) return;
+    }
+  };
+
+  /** Coalesces wake-ups: one read at a time, and one more if woken meanwhile. */
+  const wake = () => {
+    if (closed) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        await drain();
+      } while (again && !closed);
+    })()
+      .catch((err: unknown) => {
+        request.log.warn({ err, run_id: runId }, "event stream read failed");
+        finish();
+      })
+      .finally(() => (reading = null));
+  };
+
+  const unwatch = deps.feed.watch(runId, {
+    onEvent: wake,
+    onDelta: (payload) => {
+      if (!closed) res.write(`event: message.delta\ndata: ${JSON.stringify(payload)}\n\n`);
+    },
+  });
+  const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), options.keepAliveMs ?? 15_000);
+  const poll = setInterval(wake, options.pollMs ?? 2000);
+  request.raw.on("close", finish);
+  wake();
+}
+
+/** Where a stream resumes: `Last-Event-ID` wins over `?after`. */
+export function resumePoint(lastEventId: string | string[] | undefined, after: string | undefined): number | null {
+  const raw = typeof lastEventId === "string" && lastEventId !== "" ? lastEventId : after ?? "0";
+  return /^(0|[1-9][0-9]{0,8})$/.test(raw) ? Number(raw) : null;
+}

@@ -1,0 +1,91 @@
+import {
+  busNames,
+  foldRun,
+  formatMicros,
+  isTerminal,
+  nowMicros,
+  parseMicros,
+  RunErrorCode,
+  type RunEvent,
+  type RunRequested,
+  type RunSnapshot,
+  type RunState,
+  snapshotOf,
+} from "@steward/contract";
+import { ConcurrencyError, ConflictError, NotFoundError, type Pool } from "@steward/platform";
+import { appendRunEvents, findOwnRun, readStream, type OutboxMessage } from "@steward/store";
+import type { Principal } from "../adapters/http/auth";
+
+/**
+ * The creator's controls over a run: answer a question, decide a confirmation, cancel. Each is an append
+ * with the run's expected version, so a control that races the runner is refused (409) rather than lost.
+ */
+export function createRunControls(deps: { pool: Pool; namespace: string }) {
+  const names = busNames(deps.namespace);
+
+  async function load(principal: Principal, runId: string): Promise<RunState> {
+    const own = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, runId);
+    if (!own) throw new NotFoundError();
+    return foldRun(await readStream(deps.pool, runId));
+  }
+
+  async function append(principal: Principal, runId: string, state: RunState, events: RunEvent[], requeue: boolean, traceparent: string): Promise<RunSnapshot> {
+    const commands: OutboxMessage[] = [];
+    if (requeue) {
+      const command: RunRequested = { run_id: runId, tenant_id: principal.tenantId, created_by: state.created_by };
+      if (state.elevation_session_id) command.elevation_session_id = state.elevation_session_id;
+      commands.push({
+        subject: names.runRequested,
+        msgId: `run.requested.${runId}.${state.version + events.length}`,
+        payload: command,
+        headers: { "Steward-Run-Id": runId, traceparent },
+      });
+    }
+    try {
+      const result = await appendRunEvents(deps.pool, { runId, tenantId: principal.tenantId, state, events, commands, namespace: deps.namespace, traceparent });
+      return snapshotOf(runId, result.state);
+    } catch (err) {
+      if (err instanceof ConcurrencyError) throw new ConflictError("the run changed meanwhile; read it and try again", { cause: err });
+      throw err;
+    }
+  }
+
+  /** The deadline moved on by the time the run waited for the user. */
+  function shiftedDeadline(state: RunState, now: string): string {
+    const waited = parseMicros(now) - parseMicros(state.awaiting!.since);
+    return formatMicros(parseMicros(state.deadline_at!) + (waited > 0n ? waited : 0n));
+  }
+
+  return {
+    async answer(principal: Principal, runId: string, answer: string, traceparent: string): Promise<RunSnapshot> {
+      const state = await load(principal, runId);
+      if (state.status !== "awaiting_input" || !state.awaiting) throw new ConflictError("the run is not waiting for an answer");
+      const now = nowMicros();
+      const event: RunEvent = { type: "input.received", data: { call_id: state.awaiting.call_id, answer, deadline_at: shiftedDeadline(state, now), answered_at: now } };
+      return append(principal, runId, state, [event], true, traceparent);
+    },
+    async confirm(principal: Principal, runId: string, decision: "approve" | "reject", traceparent: string): Promise<RunSnapshot> {
+      const state = await load(principal, runId);
+      if (state.status !== "awaiting_confirmation" || !state.awaiting) throw new ConflictError("the run is not waiting for a confirmation");
+      const now = nowMicros();
+      const event: RunEvent = {
+        type: "confirmation.decided",
+        data: { call_id: state.awaiting.call_id, decision, deadline_at: shiftedDeadline(state, now), decided_at: now },
+      };
+      return append(principal, runId, state, [event], true, traceparent);
+    },
+    async cancel(principal: Principal, runId: string, traceparent: string): Promise<RunSnapshot> {
+      const state = await load(principal, runId);
+      if (isTerminal(state)) throw new ConflictError(`the run has already ${state.status}`);
+      const now = nowMicros();
+      const events: RunEvent[] = [{ type: "run.cancel_requested", data: { requested_at: now } }];
+      // A running run is stopped by its runner within one step; nobody holds a queued or waiting run.
+      if (state.status !== "running") {
+        events.push({ type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: now } });
+      }
+      return append(principal, runId, state, events, false, traceparent);
+    },
+  };
+}
+
+export type RunControls = ReturnType<typeof createRunControls>;

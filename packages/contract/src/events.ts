@@ -184,6 +184,30 @@ export interface CancelRequested {
   readonly data: { readonly requested_at: IsoMicros };
 }
 
+/** The model stopped at its output limit with text: kept, and the model is asked to continue. */
+export interface MessageTruncated {
+  readonly type: "message.truncated";
+  readonly data: {
+    readonly step_no: number;
+    readonly text: string;
+    readonly usage: TokenUsage;
+    readonly provider: string;
+    /** 1 for the first continuation request, 2 for the second. */
+    readonly continuation: number;
+  };
+}
+
+/** Older tool results were compacted (key fields kept) so the conversation fits the model's window. */
+export interface ContextCompacted {
+  readonly type: "context.compacted";
+  readonly data: {
+    readonly step_no: number;
+    readonly call_ids: readonly string[];
+    readonly tokens_before: number;
+    readonly tokens_after: number;
+  };
+}
+
 /** A provider profile failed and the next one answered. */
 export interface ProviderFallback {
   readonly type: "provider.fallback";
@@ -240,6 +264,8 @@ export type RunEvent =
   | ConfirmationDecided
   | CancelRequested
   | ProviderFallback
+  | MessageTruncated
+  | ContextCompacted
   | Message
   | RunSucceeded
   | RunFailed

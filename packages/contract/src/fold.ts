@@ -55,6 +55,11 @@ export interface RunState {
   readonly exploration_blocked: boolean;
   /** ask_user calls that carried the exploration marker. */
   readonly exploration_questions: readonly string[];
+  /** Text of an answer cut at the output limit, kept while the model continues it, and how often it did. */
+  readonly partial_text: string;
+  readonly continuations: number;
+  /** Tool calls whose results the conversation shows compacted. */
+  readonly compacted_calls: readonly string[];
 }
 
 export interface ToolOutcomeRecord {
@@ -94,6 +99,9 @@ export const initialRunState: RunState = {
   exploration_count: 0,
   exploration_blocked: false,
   exploration_questions: [],
+  partial_text: "",
+  continuations: 0,
+  compacted_calls: [],
 };
 
 function mergeEvidence(known: readonly Evidence[], more: readonly Evidence[]): readonly Evidence[] {
@@ -140,6 +148,8 @@ export function evolve(state: RunState, event: RunEvent): RunState {
     case "thought":
       return {
         ...next,
+        partial_text: "",
+        continuations: 0,
         step_no: event.data.step_no,
         usage: addModelUsage(state.usage, event.data.usage),
         pending_calls: event.data.tool_calls,
@@ -208,6 +218,16 @@ export function evolve(state: RunState, event: RunEvent): RunState {
       return next;
     case "message":
       return { ...next, step_no: event.data.step_no, usage: addModelUsage(state.usage, event.data.usage) };
+    case "message.truncated":
+      return {
+        ...next,
+        step_no: event.data.step_no,
+        usage: addModelUsage(state.usage, event.data.usage),
+        partial_text: state.partial_text + event.data.text,
+        continuations: event.data.continuation,
+      };
+    case "context.compacted":
+      return { ...next, compacted_calls: [...state.compacted_calls, ...event.data.call_ids] };
     case "run.succeeded":
       return { ...next, status: "succeeded", output: event.data.output, finished_at: event.data.finished_at, awaiting: null };
     case "run.failed":

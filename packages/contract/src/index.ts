@@ -31,6 +31,8 @@ export {
   type ConfirmationDecided,
   type CancelRequested,
   type ProviderFallback,
+  type MessageTruncated,
+  type ContextCompacted,
   type Message,
   type RunSucceeded,
   type RunFailed,

@@ -42,6 +42,8 @@ async function main(): Promise<void> {
     LLM_FALLBACK_BASE_URL: env.optional(),
     LLM_FALLBACK_API_KEY: env.optional(),
     LLM_FALLBACK_MODEL: env.optional(),
+    LLM_MAX_OUTPUT_TOKENS: env.int(1, 1_000_000, 0),
+    LLM_CONTEXT_TOKENS: env.int(0, 10_000_000, 0),
   });
   const crashAt = config.STEWARD_TEST_CRASH_AT;
   if (crashAt && (config.STEWARD_ENV !== "test" || !(crashPointNames as readonly string[]).includes(crashAt))) {
@@ -80,8 +82,13 @@ async function main(): Promise<void> {
       logger,
       namespace: config.STEWARD_NATS_NAMESPACE,
       runnerId: config.RUNNER_ID,
-      maxOutputTokens: 4096,
+      model: {
+        name: config.LLM_MODEL,
+        maxOutputTokens: config.LLM_MAX_OUTPUT_TOKENS || undefined,
+        contextTokens: config.LLM_CONTEXT_TOKENS || undefined,
+      },
       watchCancel: cancelWatcher(nc, names),
+      publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
       crash: crashAt ? killAt(crashAt as (typeof crashPointNames)[number]) : noCrashPoints,
     },
     { leaseMs: config.RUNNER_LEASE_MS, retryBackoffMs: config.RUNNER_RETRY_BACKOFF_MS },

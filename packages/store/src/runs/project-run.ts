@@ -13,6 +13,9 @@ export async function projectRun(
                        elevation_session_id, awaiting_since)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
      ON CONFLICT (id) DO UPDATE SET
+       created_by = excluded.created_by, thread_id = excluded.thread_id, mode = excluded.mode, input = excluded.input,
+       response_language = excluded.response_language, created_at = excluded.created_at,
+       elevation_session_id = excluded.elevation_session_id,
        state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
        output = excluded.output, error = excluded.error, usage = excluded.usage, version = excluded.version,
        deadline_at = excluded.deadline_at, awaiting_since = excluded.awaiting_since,

@@ -14,6 +14,8 @@ import { conversationOf } from "../domain/conversation";
 import { eventsForAnswer } from "../domain/answer";
 import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider } from "../domain/model";
 import { nextStep } from "../domain/next-step";
+import { callsToCompact, estimateTokens } from "../domain/compaction";
+import { outputCeiling } from "../domain/output-ceiling";
 import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../domain/tool-catalog";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import type { DriveOutcome, RunContext } from "./run-context";
@@ -27,8 +29,10 @@ export interface DriveDeps {
   readonly logger: Logger;
   readonly namespace: string;
   readonly runnerId: string;
-  /** Per-call output ceiling in tokens. */
-  readonly maxOutputTokens: number;
+  /** What the loop knows of the model: the profile's output setting, its name, its context window. */
+  readonly model?: { readonly name?: string; readonly maxOutputTokens?: number; readonly contextTokens?: number };
+  /** Forwards a token delta of the model's answer to live clients (not stored). */
+  readonly publishDelta?: (runId: string, delta: { step_no: number; delta: string }) => void;
   /** Calls `onCancel` when the run's cancellation is requested while it is driven; returns the unsubscribe. */
   readonly watchCancel?: (runId: string, onCancel: () => void) => () => void;
   /** Test hooks; production uses none. */
@@ -98,16 +102,32 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     state = foldRun(events);
   };
 
+  /** Compacts older tool results (an event) when the conversation would outgrow the model's window. */
+  async function fitWindow(stepNo: number): Promise<void> {
+    const window = deps.model?.contextTokens;
+    if (!window) return;
+    const maxOutput = outputCeiling({ profileMax: deps.model?.maxOutputTokens, model: deps.model?.name, agentState: state.agent_state });
+    const budget = Math.max(256, Math.floor(window * 0.9) - maxOutput);
+    const messages = conversationOf(events, state);
+    const callIds = callsToCompact(messages, budget).filter((id) => !state.compacted_calls.includes(id));
+    if (callIds.length === 0) return;
+    const before = estimateTokens(messages);
+    const after = estimateTokens(conversationOf(events, { ...state, compacted_calls: [...state.compacted_calls, ...callIds] }));
+    await append([{ type: "context.compacted", data: { step_no: stepNo, call_ids: callIds, tokens_before: before, tokens_after: after } }]);
+    log.info({ step_no: stepNo, compacted: callIds.length, tokens_before: before, tokens_after: after }, "context compacted");
+  }
+
   /** Asks the model, bounded by the run's deadline and by a cancellation. */
-  async function askModel(): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
+  async function askModel(stepNo: number): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
     if (cancelAbort.signal.aborted) cancelAbort = new AbortController();
     const signal = AbortSignal.any([ctx.signal, cancelAbort.signal, AbortSignal.timeout(Math.max(1, msUntil(state.deadline_at)))]);
     try {
       return await deps.provider.complete({
-        messages: conversationOf(events),
+        messages: conversationOf(events, state),
         tools: schemasFor(catalog, state.agent_state, state.mode),
-        maxOutputTokens: deps.maxOutputTokens,
+        maxOutputTokens: outputCeiling({ profileMax: deps.model?.maxOutputTokens, model: deps.model?.name, agentState: state.agent_state }),
         signal,
+        onDelta: deps.publishDelta ? (delta) => deps.publishDelta!(ctx.runId, { step_no: stepNo, delta }) : undefined,
       });
     } catch (err) {
       if (err instanceof ModelCallAbortedError) return err;
@@ -155,7 +175,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
           }
           case "call_model": {
             crash.reached("before_model");
-            const answer = await askModel();
+            await fitWindow(step.stepNo);
+            const answer = await askModel(step.stepNo);
             if (answer instanceof ModelCallAbortedError) {
               if (ctx.signal.aborted) return { kind: "lost" };
               await reload(); // cancelled (the request is now in the events) or past the deadline

@@ -10,6 +10,7 @@ import {
   type StoredRunEvent,
 } from "@steward/contract";
 import { nextStep, type NextStep } from "../domain/next-step";
+import { recordedCatalog } from "./replay-catalog";
 import { describe, expectedEvents, sameDecision } from "./replay-expectations";
 
 export interface Divergence {
@@ -34,22 +35,6 @@ export interface ReplayReport {
 }
 
 /**
- * Tools the run could call: every tool named in the recording, except one a recorded 60200 failure names —
- * it was unknown when the run called it, and must stay unknown for the replay to decide the same.
- */
-function registeredTools(events: readonly StoredRunEvent[]): Set<string> {
-  const names = new Set<string>();
-  for (const e of events) {
-    if (e.type === "thought") for (const c of e.data.tool_calls) names.add(c.tool_name);
-    if (e.type === "tool_call" || e.type === "tool_result") names.add(e.data.tool_name);
-  }
-  for (const e of events) {
-    if (e.type === "run.failed" && e.data.error.code === RunErrorCode.unknownTool && e.data.error.tool_name) names.delete(e.data.error.tool_name);
-  }
-  return names;
-}
-
-/**
  * The decision the loop made before appending `recorded[at]`. It was taken between the previous event and
  * this one; the decider only reads the clock for the deadline, so the time of this event is used (a recorded
  * 60402 reproduces), and the previous event's time when that would fail a run the recording continues.
@@ -65,12 +50,15 @@ function decide(state: RunState, recorded: readonly StoredRunEvent[], at: number
 }
 
 /**
- * An end the loop did not decide and that may fall between any two events, even inside a step: a
- * cancellation, or the reaper's 60402 once the deadline has passed.
+ * An event the loop did not decide, which may fall between any two events, even inside a step: the user's
+ * answer, decision or cancel request (the gateway), and the reaper's failures — 60402 once the deadline
+ * has passed, 60406 while the run waits for the user (its wait is configurable, so not checked here).
  */
-function endedFromOutside(event: StoredRunEvent, state: RunState): boolean {
-  if (event.type === "run.cancelled") return true;
-  if (event.type !== "run.failed" || event.data.error.code !== RunErrorCode.deadlinePassed || !state.deadline_at) return false;
+function fromOutside(event: StoredRunEvent, state: RunState): boolean {
+  if (event.type === "run.cancel_requested" || event.type === "input.received" || event.type === "confirmation.decided") return true;
+  if (event.type !== "run.failed") return false;
+  if (event.data.error.code === RunErrorCode.questionUnanswered) return state.awaiting !== null;
+  if (event.data.error.code !== RunErrorCode.deadlinePassed || !state.deadline_at || state.awaiting) return false;
   return parseMicros(event.metadata.recorded_at) >= parseMicros(state.deadline_at);
 }
 
@@ -83,7 +71,8 @@ const finalFacts = (s: RunState) => canonicalJson({ status: s.status, output: s.
 export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
   const recordedState = foldRun(events);
   const finished = isTerminal(recordedState);
-  const registered = registeredTools(events);
+  const catalog = recordedCatalog(events);
+  const registered = new Set(catalog.keys());
   const endSeq = (events[events.length - 1]?.metadata.seq ?? 0) + 1;
   let state = initialRunState;
   let at = 0;
@@ -97,10 +86,10 @@ export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
   }
   while (!divergence && !isTerminal(state) && at < events.length) {
     const step = decide(state, events, at, registered);
-    for (const want of expectedEvents(step, state, events, at)) {
+    for (const want of expectedEvents(step, state, events, at, catalog)) {
       const got = events[at];
       if (!got && !finished) break;
-      if (got && endedFromOutside(got, state)) {
+      if (got && fromOutside(got, state)) {
         state = evolve(state, got);
         at++;
         break;

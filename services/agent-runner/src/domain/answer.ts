@@ -1,9 +1,10 @@
-import { RunErrorCode, type RunEvent, type RunState } from "@steward/contract";
+import { Limits, RunErrorCode, type RunEvent, type RunState } from "@steward/contract";
 import type { ModelAnswer } from "./model";
 
 /**
  * The events a model answer becomes: tool calls → a thought; text → the message and success, with the
- * evidence gathered so far; nothing usable → a classified failure, never an empty success.
+ * evidence gathered so far; a length stop with text → kept, and the model asked to continue (at most
+ * twice); nothing usable → a classified failure, never an empty success.
  */
 export function eventsForAnswer(state: RunState, stepNo: number, answer: ModelAnswer, finishedAt: string): RunEvent[] {
   const usage = answer.usage;
@@ -21,11 +22,17 @@ export function eventsForAnswer(state: RunState, stepNo: number, answer: ModelAn
       },
     ];
   }
-  const text = answer.text.trim();
-  if (text.length > 0 && answer.finishReason !== "length") {
+  const hasText = answer.text.trim().length > 0;
+  if (answer.finishReason === "length" && hasText && state.continuations < Limits.maxAutoContinuations) {
     return [
-      { type: "message", data: { step_no: stepNo, text: answer.text, usage, provider: answer.provider } },
-      { type: "run.succeeded", data: { output: { text: answer.text, evidence: state.evidence }, finished_at: finishedAt } },
+      { type: "message.truncated", data: { step_no: stepNo, text: answer.text, usage, provider: answer.provider, continuation: state.continuations + 1 } },
+    ];
+  }
+  const text = state.partial_text + answer.text;
+  if (text.trim().length > 0) {
+    return [
+      { type: "message", data: { step_no: stepNo, text, usage, provider: answer.provider } },
+      { type: "run.succeeded", data: { output: { text, evidence: state.evidence }, finished_at: finishedAt } },
     ];
   }
   const error =

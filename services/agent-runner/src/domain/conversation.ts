@@ -1,6 +1,11 @@
-import type { RunEvent } from "@steward/contract";
+import type { RunEvent, RunState } from "@steward/contract";
+import { compactValue } from "./compaction";
 import type { ChatMessage } from "./model";
 import { systemPrompt } from "./prompt";
+import { stepLedger } from "./step-ledger";
+
+/** The request appended after an answer cut at the output limit. */
+export const CONTINUE_REQUEST = "Continue exactly where you stopped. Do not repeat what you already wrote.";
 
 /** What the model sees of a tool result: the code and the controlled result, never a raw error. */
 export function toolMessageContent(resultCode: string, result: unknown): string {
@@ -9,14 +14,23 @@ export function toolMessageContent(resultCode: string, result: unknown): string 
 
 /**
  * Rebuilds the conversation from the run's events alone, so a resumed run asks the model exactly what an
- * uninterrupted one would have asked.
+ * uninterrupted one would have asked. The system prompt is assembled for the run's current state (state
+ * section, step ledger, language); compacted tool results show only their key fields.
  */
-export function conversationOf(events: readonly RunEvent[]): ChatMessage[] {
+export function conversationOf(events: readonly RunEvent[], state?: RunState): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  const compacted = new Set(state?.compacted_calls ?? []);
   for (const event of events) {
     switch (event.type) {
       case "run.queued":
-        messages.push({ role: "system", content: systemPrompt({ responseLanguage: event.data.response_language }) });
+        messages.push({
+          role: "system",
+          content: systemPrompt({
+            responseLanguage: event.data.response_language,
+            agentState: state?.agent_state,
+            ledger: state ? stepLedger(events) : undefined,
+          }),
+        });
         messages.push({ role: "user", content: event.data.input });
         break;
       case "thought":
@@ -34,8 +48,15 @@ export function conversationOf(events: readonly RunEvent[]): ChatMessage[] {
         messages.push({
           role: "tool",
           tool_call_id: event.data.call_id,
-          content: toolMessageContent(event.data.result_code, event.data.result),
+          content: toolMessageContent(
+            event.data.result_code,
+            compacted.has(event.data.call_id) ? { compacted: true, ...(compactValue(event.data.result) as object) } : event.data.result,
+          ),
         });
+        break;
+      case "message.truncated":
+        messages.push({ role: "assistant", content: event.data.text });
+        messages.push({ role: "user", content: CONTINUE_REQUEST });
         break;
       case "message":
         messages.push({ role: "assistant", content: event.data.text });

@@ -25,6 +25,8 @@ export interface ModelRequest {
   readonly tools: readonly ToolSchema[];
   readonly maxOutputTokens: number;
   readonly signal: AbortSignal;
+  /** Receives text deltas as the answer streams (providers that stream call it; others need not). */
+  readonly onDelta?: (text: string) => void;
 }
 
 export interface ModelAnswer {

@@ -123,8 +123,17 @@ describe("eventsForAnswer", () => {
     expect(events).toEqual([{ type: "run.failed", data: { error: expect.objectContaining({ code: 60302, step_no: 1 }), finished_at: at } }]);
   });
 
-  it("given a length stop, then run.failed 60301 even with text", () => {
+  it("given a length stop with text, then the text is kept and the model is asked to continue", () => {
     const events = eventsForAnswer(running(), 4, answer({ text: "partial answ", finishReason: "length" }), at);
-    expect(events).toEqual([{ type: "run.failed", data: { error: expect.objectContaining({ code: 60301, step_no: 4 }), finished_at: at } }]);
+    expect(events).toEqual([{ type: "message.truncated", data: expect.objectContaining({ step_no: 4, text: "partial answ", continuation: 1 }) }]);
+  });
+
+  it("given two continuations already, then a third length stop ends the run with the parts as the answer", () => {
+    const truncated = (n: number): RunEvent => ({
+      type: "message.truncated",
+      data: { step_no: n, text: `part${n} `, usage: { input_tokens: 1, output_tokens: 1 }, provider: "p", continuation: n },
+    });
+    const events = eventsForAnswer(running(truncated(1), truncated(2)), 3, answer({ text: "end", finishReason: "length" }), at);
+    expect(events[1]).toEqual({ type: "run.succeeded", data: { output: { text: "part1 part2 end", evidence: [] }, finished_at: at } });
   });
 });

@@ -1,0 +1,287 @@
+import { addSeconds, type Evidence, type RunError, type RunEvent, type StoredRunEvent } from "@steward/contract";
+import { replayRun } from "./replay-run";
+
+const runId = "5f0c1a8e-0000-4000-8000-000000000001";
+const createdAt = "2026-11-30T09:00:00.000000Z";
+const deadline = addSeconds(createdAt, 180);
+const doc: Evidence = { document_id: "d1", title: "Refund policy", snippet: "30 days", score: 0.9 };
+
+/** A recorded stream: seq 1..n, one event per second after created_at unless `at` says otherwise. */
+function recorded(events: RunEvent[], at: (i: number) => string = (i) => addSeconds(createdAt, i)): StoredRunEvent[] {
+  return events.map((e, i) => ({
+    ...e,
+    metadata: { event_id: `e${i + 1}`, run_id: runId, tenant_id: "acme", seq: i + 1, recorded_at: at(i) },
+  })) as StoredRunEvent[];
+}
+
+const queued: RunEvent = {
+  type: "run.queued",
+  data: { input: "refunds?", mode: "agent", response_language: null, created_by: "alice", created_at: createdAt, deadline_at: deadline, thread_id: null },
+};
+const started: RunEvent = { type: "run.started", data: { runner_id: "runner-1", started_at: addSeconds(createdAt, 1) } };
+const usage = { input_tokens: 10, output_tokens: 5 };
+const thought = (step: number, tool = "knowledge_search", args = `{"query":"q${step}"}`): RunEvent => ({
+  type: "thought",
+  data: { step_no: step, text: "searching", tool_calls: [{ call_id: `call_${step}`, tool_name: tool, arguments: args }], usage, provider: "scripted" },
+});
+const toolCall = (step: number, tool = "knowledge_search", args = `{"query":"q${step}"}`): RunEvent => ({
+  type: "tool_call",
+  data: { step_no: step, call_id: `call_${step}`, tool_name: tool, arguments: args },
+});
+const toolResult = (step: number, over: { fingerprint?: string; code?: string; evidence?: Evidence[]; tool?: string; permit?: boolean } = {}): RunEvent => ({
+  type: "tool_result",
+  data: {
+    step_no: step,
+    call_id: `call_${step}`,
+    tool_name: over.tool ?? "knowledge_search",
+    fingerprint: over.fingerprint ?? `fp${step}`,
+    decision: { permit: over.permit ?? true, code: over.permit === false ? "60500" : "", policy_ids: [] },
+    result_code: over.code ?? "ok",
+    result: { passages: [] },
+    evidence: over.evidence ?? [],
+  },
+});
+const message = (step: number, text = "Refunds within 30 days."): RunEvent => ({
+  type: "message",
+  data: { step_no: step, text, usage, provider: "scripted" },
+});
+const succeeded = (text = "Refunds within 30 days.", evidence: Evidence[] = [doc]): RunEvent => ({
+  type: "run.succeeded",
+  data: { output: { text, evidence }, finished_at: addSeconds(createdAt, 30) },
+});
+const failed = (error: RunError): RunEvent => ({ type: "run.failed", data: { error, finished_at: addSeconds(createdAt, 30) } });
+
+/** The PDP's decision the runner records beside a result: the result's own decision and fingerprint. */
+const decided = (result: RunEvent, policyPoint = "knowledge.document.read"): RunEvent => {
+  if (result.type !== "tool_result") throw new TypeError("a decision goes with a tool_result");
+  const { step_no, call_id, tool_name, fingerprint, decision } = result.data;
+  return { type: "tool.decided", data: { step_no, call_id, tool_name, policy_point: policyPoint, fingerprint, ...decision } };
+};
+
+/** A tool step of the loop: the thought asking for it, the call, the PDP's decision and the result. */
+const toolStep = (step: number, over: Parameters<typeof toolResult>[1] = {}): RunEvent[] => {
+  const result = toolResult(step, over);
+  return [thought(step), toolCall(step), decided(result), result];
+};
+
+const happy = (): RunEvent[] => [queued, started, ...toolStep(1, { evidence: [doc] }), message(2), succeeded()];
+
+/** Replaces the event at `seq` (1-based). */
+function tamper(events: RunEvent[], seq: number, change: (e: any) => RunEvent): RunEvent[] {
+  return events.map((e, i) => (i + 1 === seq ? change(structuredClone(e)) : e));
+}
+
+describe("replayRun", () => {
+  it("given a recorded search-then-answer run, then the replay reaches the same final state", () => {
+    const report = replayRun(recorded(happy()));
+    expect(report).toMatchObject({ runId, recordedEvents: 8, replayedEvents: 8, finished: true, sameFinalState: true, divergence: undefined });
+    expect(report.replayedState).toMatchObject({ status: "succeeded", step_no: 2, usage: { model_calls: 2, tool_calls: 1 } });
+  });
+
+  it("given a tampered run.succeeded output, then DIVERGED at its seq", () => {
+    for (const change of [(e: any) => ((e.data.output.text = "Refunds within 90 days."), e), (e: any) => ((e.data.output.evidence = []), e)]) {
+      const report = replayRun(recorded(tamper(happy(), 8, change)));
+      expect(report.sameFinalState).toBe(false);
+      expect(report.divergence).toMatchObject({ seq: 8 });
+      expect(report.divergence!.expected).toMatch(/^run\.succeeded/);
+    }
+  });
+
+  it("given a stream whose tool_result is missing, then DIVERGED where the result was due", () => {
+    const events = happy().filter((e) => e.type !== "tool_result");
+    const report = replayRun(recorded(events));
+    expect(report.sameFinalState).toBe(false);
+    expect(report.divergence).toMatchObject({ seq: 6, expected: "tool_result of call call_1" });
+    expect(report.divergence!.actual).toMatch(/^message/);
+  });
+
+  it("given a tool result recorded for another step, then DIVERGED at the result", () => {
+    const report = replayRun(recorded(tamper(happy(), 6, (e) => ((e.data.step_no = 2), e))));
+    expect(report.divergence).toMatchObject({ seq: 6 });
+  });
+
+  it("given a recorded decision that contradicts the result, then DIVERGED at the decision", () => {
+    const report = replayRun(recorded(tamper(happy(), 5, (e) => ((e.data.permit = false), e))));
+    expect(report.divergence).toMatchObject({ seq: 5 });
+    expect(report.divergence!.expected).toMatch(/^tool\.decided/);
+  });
+
+  it("given a recording made before decisions were recorded, or a result for refused arguments, then same", () => {
+    expect(replayRun(recorded(happy().filter((e) => e.type !== "tool.decided")))).toMatchObject({ sameFinalState: true, replayedEvents: 7 });
+    const refused = toolResult(1, { code: "INVALID_ARGUMENTS", fingerprint: "" });
+    const events = [queued, started, thought(1), toolCall(1), refused, message(2), succeeded("Refunds within 30 days.", [])];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true });
+    // For refused arguments the runner records no decision.
+    const withDecision = [...events.slice(0, 4), decided(refused), ...events.slice(4)];
+    expect(replayRun(recorded(withDecision)).divergence).toMatchObject({ seq: 5 });
+  });
+
+  it("given events after the end, then DIVERGED at the first of them", () => {
+    const report = replayRun(recorded([...happy(), toolCall(3)]));
+    expect(report).toMatchObject({ sameFinalState: false, divergence: { seq: 9, expected: "the end of the stream" } });
+  });
+
+  it("given an unknown tool failed with 60200, then same; with another code recorded, then DIVERGED", () => {
+    const events = [queued, started, thought(1, "rm_rf", "{}"), failed({ code: 60200, message: "unknown", tool_name: "rm_rf", step_no: 1 })];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true });
+    const changed = replayRun(recorded(tamper(events, 4, (e) => ((e.data.error.code = 60302), e))));
+    expect(changed.divergence).toMatchObject({ seq: 4 });
+    expect(changed.divergence!.expected).toMatch(/^tool_call/);
+  });
+
+  it("given three identical fingerprints, then the recorded 60400 reproduces; another cycle length does not", () => {
+    const events = [queued, started, ...[1, 2, 3].flatMap((s) => toolStep(s, { fingerprint: "same" }))];
+    const cycle = failed({ code: 60400, message: "cycle", tool_name: "knowledge_search", cycle_length: 1, step_no: 3 });
+    expect(replayRun(recorded([...events, cycle]))).toMatchObject({ sameFinalState: true, replayedEvents: 15 });
+    const wrongLength = replayRun(recorded(tamper([...events, cycle], 15, (e) => ((e.data.error.cycle_length = 2), e))));
+    expect(wrongLength.divergence).toMatchObject({ seq: 15 });
+    const wrongCode = replayRun(recorded(tamper([...events, cycle], 15, (e) => ((e.data.error.code = 60401), e))));
+    expect(wrongCode.divergence).toMatchObject({ seq: 15 });
+  });
+
+  it("given 25 steps, then the recorded 60401 reproduces; a 26th model call does not", () => {
+    const steps = Array.from({ length: 25 }, (_, i) => toolStep(i + 1)).flat();
+    const budget = failed({ code: 60401, message: "budget", step_no: 25 });
+    expect(replayRun(recorded([queued, started, ...steps, budget]))).toMatchObject({ sameFinalState: true });
+    const report = replayRun(recorded([queued, started, ...steps, message(26), succeeded("Refunds within 30 days.", [])]));
+    expect(report.divergence).toMatchObject({ seq: 103 });
+  });
+
+  it("given three failures of one tool, then the circuit opens and the next call is short-circuited", () => {
+    const events = [
+      queued,
+      started,
+      ...[1, 2, 3].flatMap((s) => toolStep(s, { code: "60302" })),
+      { type: "circuit.opened", data: { step_no: 3, tool_name: "knowledge_search", failures: 3 } } as RunEvent,
+      thought(4),
+      {
+        type: "tool_result",
+        data: {
+          step_no: 4, call_id: "call_4", tool_name: "knowledge_search", fingerprint: "", result_code: "60403", evidence: [],
+          decision: { permit: false, code: "", policy_ids: [] },
+          result: { error_code: "60403", note: "this tool failed repeatedly and is disabled for the rest of the run" },
+        },
+      } as RunEvent,
+      message(5),
+      succeeded("Refunds within 30 days.", []),
+    ];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 19 });
+    const report = replayRun(recorded(tamper(events, 15, (e) => ((e.data.failures = 2), e))));
+    expect(report.divergence).toMatchObject({ seq: 15 });
+  });
+
+  it("given an AbortOnDeny tool denied, then the recorded failure with the PDP's code reproduces", () => {
+    const denied = toolResult(1, { tool: "delete_document", permit: false, code: "60500" });
+    const events = [
+      queued, started, thought(1, "delete_document", "{}"), toolCall(1, "delete_document", "{}"), decided(denied, "knowledge.document.delete"), denied,
+      failed({ code: 60500, message: "denied", tool_name: "delete_document", step_no: 1 }),
+    ];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 7 });
+    const report = replayRun(recorded(tamper(events, 7, (e) => ((e.data.error.tool_name = "other"), e))));
+    expect(report.divergence).toMatchObject({ seq: 7 });
+  });
+
+  it("given the model unavailable on the last delivery, then the recorded 60300 reproduces", () => {
+    const events = [queued, started, failed({ code: 60300, message: "unavailable", step_no: 1 })];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true });
+    expect(replayRun(recorded(tamper(events, 3, (e) => ((e.data.error.step_no = 2), e)))).divergence).toMatchObject({ seq: 3 });
+  });
+
+  it("given the reaper's 60402 after the deadline, even between a tool call and its result, then same", () => {
+    const events = [queued, started, thought(1), toolCall(1), failed({ code: 60402, message: "deadline", step_no: 1 })];
+    const times = (i: number) => (i < 4 ? addSeconds(createdAt, i) : addSeconds(deadline, 1));
+    expect(replayRun(recorded(events, times))).toMatchObject({ sameFinalState: true, replayedEvents: 5 });
+    // The same failure recorded before the deadline was not the deadline's doing.
+    expect(replayRun(recorded(events)).divergence).toMatchObject({ seq: 5 });
+  });
+
+  it("given a model answer recorded just after the deadline, then it is accepted and the 60402 that followed reproduces", () => {
+    const events = [queued, started, thought(1), failed({ code: 60402, message: "deadline" })];
+    const times = (i: number) => (i < 2 ? addSeconds(createdAt, i) : addSeconds(deadline, i));
+    expect(replayRun(recorded(events, times))).toMatchObject({ sameFinalState: true, replayedEvents: 4 });
+  });
+
+  it("given a cancel request between steps, inside a tool step or before the start, then the recorded run.cancelled reproduces", () => {
+    const requested: RunEvent = { type: "run.cancel_requested", data: { requested_at: addSeconds(createdAt, 8) } };
+    const cancelled: RunEvent = { type: "run.cancelled", data: { error: { code: 60405, message: "cancelled" }, finished_at: addSeconds(createdAt, 9) } };
+    expect(replayRun(recorded([queued, started, ...toolStep(1), requested, cancelled]))).toMatchObject({ sameFinalState: true });
+    expect(replayRun(recorded([queued, started, thought(1), toolCall(1), requested, cancelled]))).toMatchObject({ sameFinalState: true });
+    expect(replayRun(recorded([queued, requested, cancelled]))).toMatchObject({ sameFinalState: true, replayedEvents: 3 });
+    // Nobody asked: the loop would not have cancelled.
+    expect(replayRun(recorded([queued, started, ...toolStep(1), cancelled])).divergence).toMatchObject({ seq: 7 });
+  });
+
+  it("given a question to the user and the answer, then the answer is given to the model as the call's result", () => {
+    const ask = thought(1, "ask_user", '{"question":"Which year?","options":["2025","2026"]}');
+    const asked: RunEvent = {
+      type: "ask_user",
+      data: { step_no: 1, call_id: "call_1", question: "Which year?", options: ["2025", "2026"], asked_at: addSeconds(createdAt, 3) },
+    };
+    const answered: RunEvent = {
+      type: "input.received",
+      data: { call_id: "call_1", answer: "2026", deadline_at: addSeconds(deadline, 60), answered_at: addSeconds(createdAt, 63) },
+    };
+    const given = (answer: string): RunEvent => ({
+      type: "tool_result",
+      data: {
+        step_no: 1, call_id: "call_1", tool_name: "ask_user", fingerprint: "", result_code: "ok", result: { answer }, evidence: [],
+        decision: { permit: false, code: "", policy_ids: [] },
+      },
+    });
+    const events = [queued, started, ask, asked, answered, given("2026"), message(2), succeeded("Refunds within 30 days.", [])];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 8 });
+    expect(replayRun(recorded(events.slice(0, 4)))).toMatchObject({ finished: false, divergence: undefined, replayedEvents: 4 });
+    expect(replayRun(recorded([...events.slice(0, 4), failed({ code: 60406, message: "unanswered", step_no: 1 })]))).toMatchObject({ sameFinalState: true });
+    expect(replayRun(recorded(tamper(events, 6, () => given("2025")))).divergence).toMatchObject({ seq: 6 });
+    // A result while the run still waits for the user was not the loop's doing.
+    expect(replayRun(recorded([...events.slice(0, 4), given("2026")])).divergence).toMatchObject({ seq: 5 });
+  });
+
+  it("given a tool that needed confirmation, then it runs only after an approval", () => {
+    const args = '{"id":"d1"}';
+    const result = toolResult(1, { tool: "delete_document" });
+    const required: RunEvent = {
+      type: "confirmation_required",
+      data: { step_no: 1, call_id: "call_1", tool_name: "delete_document", arguments: args, asked_at: addSeconds(createdAt, 3) },
+    };
+    const decision = (d: "approve" | "reject"): RunEvent => ({
+      type: "confirmation.decided",
+      data: { call_id: "call_1", decision: d, deadline_at: addSeconds(deadline, 10), decided_at: addSeconds(createdAt, 13) },
+    });
+    const run = [toolCall(1, "delete_document", args), decided(result, "knowledge.document.delete"), result];
+    const events = [queued, started, thought(1, "delete_document", args), required, decision("approve"), ...run, message(2), succeeded("Refunds within 30 days.", [])];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 10 });
+    const rejected = replayRun(recorded(tamper(events, 5, () => decision("reject"))));
+    expect(rejected.divergence).toMatchObject({ seq: 6 });
+    expect(rejected.divergence!.expected).toMatch(/REJECTED_BY_USER/);
+  });
+
+  it("given an ask-mode refusal recorded in an agent-mode run, then DIVERGED: the loop would have run the tool", () => {
+    const refusal: RunEvent = {
+      type: "tool_result",
+      data: {
+        step_no: 1, call_id: "call_1", tool_name: "delete_document", fingerprint: "", result_code: "ASK_MODE_DENIED", evidence: [],
+        result: { error_code: "ASK_MODE_DENIED", note: "ask mode" }, decision: { permit: false, code: "", policy_ids: [] },
+      },
+    };
+    const report = replayRun(recorded([queued, started, thought(1, "delete_document", "{}"), refusal, message(2), succeeded("x", [])]));
+    expect(report.divergence).toMatchObject({ seq: 4 });
+    expect(report.divergence!.expected).toMatch(/^tool_call/);
+  });
+
+  it("given a provider fallback recorded with a model step, then same", () => {
+    const fallback: RunEvent = { type: "provider.fallback", data: { step_no: 1, from: "primary", to: "scripted" } };
+    const events = [queued, started, fallback, ...toolStep(1, { evidence: [doc] }), message(2), succeeded()];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 9 });
+    expect(replayRun(recorded(tamper(events, 3, (e) => ((e.data.step_no = 2), e)))).divergence).toMatchObject({ seq: 3 });
+  });
+
+  it("given a run still in progress, then not finished and no divergence", () => {
+    const report = replayRun(recorded([queued, started, thought(1), toolCall(1)]));
+    expect(report).toMatchObject({ finished: false, sameFinalState: false, divergence: undefined, replayedEvents: 4 });
+  });
+
+  it("given a stream that does not begin with run.queued, then DIVERGED at seq 1", () => {
+    expect(replayRun(recorded([started])).divergence).toMatchObject({ seq: 1, expected: "run.queued" });
+  });
+});

@@ -25,6 +25,7 @@ export async function seedDemo(databaseUrl) {
         added++;
       }
     }
+    await pool.query(readFileSync(join(root, "infra", "demo", "dataset.sql"), "utf8"));
     return added;
   } finally {
     await pool.end();

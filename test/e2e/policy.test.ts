@@ -131,7 +131,7 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
 
   it("an elevation session revoked mid-run denies the very next tool call with 60501", async () => {
     const eve = await platform.token({ tenant: "acme", user: "eve" });
-    const session = await platform.http("POST", "/v1/admin/elevations", { token: admin, body: { user_id: "eve", actions: ["dataset.read"], ttl_seconds: 600 } });
+    const session = await platform.http("POST", "/v1/admin/elevations", { token: admin, body: { user_id: "eve", actions: ["knowledge.document.write"], ttl_seconds: 600 } });
     expect(session.status).toBe(201);
     const created = await platform.http("POST", "/v1/agents/runs", { token: eve, headers: { "elevation-session": session.body.id }, body: { input: "elevated work" } });
     expect(created.status).toBe(201);

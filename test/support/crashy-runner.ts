@@ -17,13 +17,13 @@ export interface CrashLoop {
 
 /**
  * Keeps one agent-runner with `STEWARD_TEST_CRASH_AT=<point>` alive: each time it dies, a new one is started
- * while `shouldRestart()` says so and at most `maxStarts` processes have been started. Resolves once the
- * first process is ready.
+ * while `shouldRestart()` says so, fewer than `maxCrashes` crashes happened and fewer than `maxStarts`
+ * processes were started. Resolves once the first process is ready.
  */
 export async function startCrashLoop(
   platform: TestPlatform,
   point: string,
-  options: { env?: Record<string, string>; maxStarts: number; shouldRestart: () => boolean },
+  options: { env?: Record<string, string>; maxStarts: number; maxCrashes: number; shouldRestart: () => boolean },
 ): Promise<CrashLoop> {
   let stopped = false;
   let starts = 0;
@@ -35,7 +35,7 @@ export async function startCrashLoop(
   const lines = new Map<string, string[]>();
 
   const maybeRestart = () => {
-    if (!stopped && starts < options.maxStarts && options.shouldRestart()) pending = launch();
+    if (!stopped && starts < options.maxStarts && crashes < options.maxCrashes && options.shouldRestart()) pending = launch();
   };
 
   const launch = async (): Promise<void> => {

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import pg from "pg";
 import { ensureDatabase, migrate } from "@steward/store";
 
@@ -40,6 +42,21 @@ export async function freshDatabase(prefix = "steward_test"): Promise<{ url: str
       }
     },
   };
+}
+
+/** Loads the demo dataset (and the read-only role of the data tools) into a database. */
+export async function loadDemoDataset(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(readFileSync(join(__dirname, "..", "..", "infra", "demo", "dataset.sql"), "utf8"));
+  } catch (err) {
+    // Two suites creating the cluster-wide role at once: the loser's role exists now, so run it again.
+    if ((err as { code?: string }).code !== "23505") throw err;
+    await client.query(readFileSync(join(__dirname, "..", "..", "infra", "demo", "dataset.sql"), "utf8"));
+  } finally {
+    await client.end();
+  }
 }
 
 /** A unique NATS namespace so that a suite's streams and subjects are its own. */

@@ -3,7 +3,7 @@ import { SignJWT } from "jose";
 import { connectNats, type NatsConnection } from "@steward/platform";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@steward/contract";
-import { freshDatabase, freshNamespace, natsUrl } from "./databases";
+import { freshDatabase, freshNamespace, loadDemoDataset, natsUrl } from "./databases";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const launcher = require("../../infra/local/launcher.cjs") as {
@@ -39,6 +39,7 @@ export interface TestPlatform extends RunningPlatform {
 /** The four services as real processes on a fresh database and NATS namespace. */
 export async function startTestPlatform(extraEnv: Record<string, string> = {}): Promise<TestPlatform> {
   const db = await freshDatabase("steward_e2e");
+  await loadDemoDataset(db.url);
   const namespace = freshNamespace("e");
   const secret = randomBytes(32).toString("base64url");
   const env = {

@@ -25,6 +25,7 @@ export const ToolResultCode = {
   rejectedByUser: "REJECTED_BY_USER",
   toolNotAvailable: "TOOL_NOT_AVAILABLE",
   invalidArguments: "INVALID_ARGUMENTS",
+  outcomeUnknown: "OUTCOME_UNKNOWN",
 } as const;
 
 /** The exploration protocol (SPEC §4): the marker and the two options of the question the model must ask. */

@@ -13,3 +13,4 @@ export { claimRun, extendLease, releaseLease, type ClaimOutcome } from "./runs/l
 export { chunkText } from "./knowledge/chunk";
 export { addDocument } from "./knowledge/add-document";
 export { searchKnowledge } from "./knowledge/search";
+export { listDocuments, deleteDocument, type DocumentSummary } from "./knowledge/documents";

@@ -3,6 +3,9 @@ import { createPolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "./domain/registry";
 import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
 import { testTools } from "./adapters/tools/test-tools";
+import { datasetTools } from "./adapters/tools/dataset-tools";
+import { saveNoteTool } from "./adapters/tools/save-note";
+import { createDatasetReader } from "./adapters/dataset/reader";
 import { createPgIdempotencyStore } from "./adapters/pg/idempotency-store";
 import { createToolExecGrpcServer } from "./adapters/grpc/server";
 import { createInvokeHandler } from "./app/invoke-tool";
@@ -15,20 +18,40 @@ async function main(): Promise<void> {
     STEWARD_ENV: commonConfig.STEWARD_ENV,
     TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
+    DATASET_URL: env.optional(),
+    DATASET_NAME: env.string("demo"),
+    DATASET_SCHEMA: env.string("demo_data"),
+    DATASET_ROW_LIMIT: env.int(1, 100_000, 200),
+    DATASET_STATEMENT_TIMEOUT_MS: env.int(10, 600_000, 5000),
+  });
+  // By default the data tools read as the steward_reader login role on the same server.
+  const datasetUrl = config.DATASET_URL ?? (() => {
+    const url = new URL(config.DATABASE_URL);
+    url.username = "steward_reader";
+    url.password = "";
+    return url.toString();
+  })();
+  const dataset = createDatasetReader(datasetUrl, config.DATASET_SCHEMA, {
+    rowLimit: config.DATASET_ROW_LIMIT,
+    timeoutMs: config.DATASET_STATEMENT_TIMEOUT_MS,
   });
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX });
   const registry = createToolRegistry([
     knowledgeSearchTool(pool),
+    saveNoteTool(pool),
+    ...datasetTools(dataset, config.DATASET_NAME),
     ...(config.STEWARD_ENV === "test" ? await testTools(pool) : []),
   ]);
   const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
-  const invoke = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(pool), logger });
+  // The idempotency locks get their own pool: a held lock must never wait for a client a tool needs.
+  const lockPool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec-locks", max: config.PG_POOL_MAX });
+  const invoke = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger });
   const server = createToolExecGrpcServer({ registry, invoke, logger });
   const port = await bindGrpc(server, config.TOOL_EXEC_ADDR);
   const host = config.TOOL_EXEC_ADDR.slice(0, config.TOOL_EXEC_ADDR.lastIndexOf(":"));
   logger.info({ addr: `${host}:${port}`, tools: registry.list().map((t) => t.name) }, "listening");
-  onShutdown(logger, [() => shutdownGrpc(server), async () => pdp.close(), () => pool.end()]);
+  onShutdown(logger, [() => shutdownGrpc(server), async () => pdp.close(), () => dataset.close(), () => lockPool.end(), () => pool.end()]);
 }
 
 main().catch((err) => {

@@ -58,6 +58,7 @@ export function catalogOf(tools: readonly ToolSpec[]): ToolCatalog {
     exploration: t.exploration,
     requireConfirmation: t.requireConfirmation,
     abortOnDeny: t.abortOnDeny,
+    idempotent: t.idempotent,
     policyPoint: t.policyPoint,
     states: t.states,
     builtIn: false,

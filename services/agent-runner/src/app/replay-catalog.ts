@@ -75,6 +75,8 @@ export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog 
       exploration: t.exploration,
       requireConfirmation: t.confirm,
       abortOnDeny: false,
+      // Replay takes each result from the recording; whether the tool kept a record does not change it.
+      idempotent: true,
       policyPoint: t.policyPoint,
       states: t.notOffered ? (t.invokedIn.size > 0 ? [...t.invokedIn] : [NOWHERE]) : [],
       builtIn: false,

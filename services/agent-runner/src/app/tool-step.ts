@@ -28,12 +28,23 @@ export async function runToolStep(
   log: Logger,
 ): Promise<void> {
   const inFlight = events.some((e) => e.type === "tool_call" && e.data.call_id === call.call_id);
+  const tool = deps.catalog.get(call.tool_name);
+  if (inFlight && !tool?.idempotent) {
+    // It may have run before the crash, and it keeps no record: never run it blindly a second time.
+    await append([
+      controlledResult(state, call, ToolResultCode.outcomeUnknown, {
+        error_code: ToolResultCode.outcomeUnknown,
+        note: "this call was interrupted and may or may not have taken effect; check before repeating it",
+      }),
+    ]);
+    log.info({ step_no: state.step_no, tool: call.tool_name }, "outcome of an interrupted call is unknown");
+    return;
+  }
   if (!inFlight) {
     await append([
       { type: "tool_call", data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments } },
     ]);
   }
-  const tool = deps.catalog.get(call.tool_name);
   const pending = invokeTool(deps.toolExec, ctx, state.step_no, call, tool?.exploration ?? false);
   deps.crash.reached("during_tool");
   const outcome = await pending;

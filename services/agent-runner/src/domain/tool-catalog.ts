@@ -10,6 +10,8 @@ export interface ToolInfo {
   readonly exploration: boolean;
   readonly requireConfirmation: boolean;
   readonly abortOnDeny: boolean;
+  /** Its result is stored by run and fingerprint, so a repeated call is answered, not run again. */
+  readonly idempotent: boolean;
   readonly policyPoint: string;
   /** Agent states in which the tool is offered; empty means all. */
   readonly states: readonly string[];
@@ -40,6 +42,7 @@ export const askUserTool: ToolInfo = {
   exploration: false,
   requireConfirmation: false,
   abortOnDeny: false,
+  idempotent: true,
   policyPoint: "",
   states: [],
   builtIn: true,

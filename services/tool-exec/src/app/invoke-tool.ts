@@ -115,7 +115,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
         );
         const stored: InvokeOutcome["result"] = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
         if (outcome.nextState) stored.next_state = outcome.nextState;
-        return { resultCode: ToolResultCode.ok, result: stored };
+        return { resultCode: outcome.resultCode ?? ToolResultCode.ok, result: stored };
       } catch (err) {
         deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
         deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");

@@ -15,6 +15,8 @@ export interface ToolOutcome {
   readonly evidence?: readonly Evidence[];
   /** A state-changing tool names the agent state the run moves to. */
   readonly nextState?: string;
+  /** A classified outcome other than ok (e.g. QUERY_TIMEOUT): the tool worked, the request did not. */
+  readonly resultCode?: string;
 }
 
 /** A registered tool (SPEC §5). `run` is only ever called after the PDP has permitted the call. */

@@ -1,4 +1,4 @@
-import { jetstream, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
+import { jetstream, type JsMsg } from "@nats-io/jetstream";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@steward/contract";
 import type { Logger } from "@steward/platform";
@@ -32,45 +32,46 @@ function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: B
 }
 
 /**
- * Pulls `agent.run.requested` from the runners' shared durable consumer and drives up to `concurrency`
- * runs at once; the next message is pulled only when a slot frees.
+ * Pulls `agent.run.requested` from the runners' shared durable consumer with `concurrency` workers, each
+ * asking for exactly one message when it is free: no message waits in a client buffer while its ack wait
+ * runs out, so a busy runner never sits on work another runner could take.
  */
 export async function startRunConsumer(
   deps: { nc: NatsConnection; names: BusNames; handle: RunRequestedHandler; logger: Logger },
-  options: { concurrency: number },
+  options: { concurrency: number; pullExpiresMs?: number },
 ): Promise<RunConsumer> {
   const js = jetstream(deps.nc);
   const consumer = await js.consumers.get(deps.names.commandStream, deps.names.runnerConsumer);
   const info = await consumer.info();
-  const maxDeliver = info.config.max_deliver ?? -1;
-  const inHand = new Set<Promise<void>>();
-  let slotFreed: (() => void) | null = null;
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: options.concurrency });
+  const maxDeliver = info.config.max_deliver && info.config.max_deliver > 0 ? info.config.max_deliver : Number.MAX_SAFE_INTEGER;
+  let stopping = false;
 
-  const loop = (async () => {
-    for await (const msg of messages) {
-      const work = deps
-        .handle(deliveryOf(msg, maxDeliver > 0 ? maxDeliver : Number.MAX_SAFE_INTEGER, deps.nc, deps.names))
-        .catch((err) => {
-          deps.logger.error({ err }, "run handler failed");
-          msg.nak(1000);
-        })
-        .finally(() => {
-          inHand.delete(work);
-          slotFreed?.();
-        });
-      inHand.add(work);
-      while (inHand.size >= options.concurrency) {
-        await new Promise<void>((resolve) => (slotFreed = resolve));
+  async function worker(): Promise<void> {
+    while (!stopping) {
+      let msg: JsMsg | null;
+      try {
+        msg = await consumer.next({ expires: options.pullExpiresMs ?? 2000 });
+      } catch (err) {
+        if (stopping) return;
+        deps.logger.warn({ error_class: (err as Error)?.name }, "pull failed; retrying");
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      if (!msg) continue;
+      try {
+        await deps.handle(deliveryOf(msg, maxDeliver, deps.nc, deps.names));
+      } catch (err) {
+        deps.logger.error({ err }, "run handler failed");
+        msg.nak(1000);
       }
     }
-  })();
+  }
 
+  const workers = Array.from({ length: options.concurrency }, () => worker());
   return {
     async stop() {
-      await messages.close();
-      await loop.catch(() => undefined);
-      await Promise.allSettled([...inHand]);
+      stopping = true;
+      await Promise.allSettled(workers);
     },
   };
 }

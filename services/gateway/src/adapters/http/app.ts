@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "@steward/platform";
 import { createErrorHandler, notFoundHandler } from "./problem";
 import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
+import { registerKnowledgeRoutes } from "./routes/knowledge";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 
 export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps {
@@ -28,5 +29,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   registerRunRoutes(app, deps);
   registerAdminRoutes(app, deps);
+  registerKnowledgeRoutes(app, deps);
   return app;
 }

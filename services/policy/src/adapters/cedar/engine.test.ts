@@ -35,7 +35,9 @@ describe("the Cedar engine", () => {
   });
 
   it("lets an elevation grant what the roles do not", () => {
-    expect(ask("t1@1", ["member"], "dataset.read", { tool: "run_query", elevated: true })).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
+    expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "delete_docs" })).toMatchObject({ permit: false });
+    expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "delete_docs", elevated: true })).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
+    expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "save_note" })).toMatchObject({ permit: true, policyIds: ["member-save-notes"] });
   });
 
   it("lets a forbid override a permit, and names the forbid", () => {

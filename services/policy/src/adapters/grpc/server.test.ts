@@ -118,16 +118,16 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
 
   it("an elevation session grants its actions until it is revoked (60501) or expires", async () => {
     const carol = { tenantId: "globex", userId: "carol", roles: ["member"], rolesFromToken: true };
-    const plain = await ask(replicas[0], carol, "dataset.read");
+    const plain = await ask(replicas[0], carol, "knowledge.document.write");
     expect(plain).toMatchObject({ permit: false, code: "60500" });
-    const session = await replicas[0].admin.createElevation({ tenantId: "globex", userId: "carol", actions: ["dataset.read"], ttlSeconds: 600, grantedBy: "root" });
+    const session = await replicas[0].admin.createElevation({ tenantId: "globex", userId: "carol", actions: ["knowledge.document.write"], ttlSeconds: 600, grantedBy: "root" });
     const ctx = { elevation_session_id: session.id };
-    expect(await ask(replicas[1], carol, "dataset.read", ctx)).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
-    expect(await ask(replicas[1], { ...carol, userId: "mallory" }, "dataset.read", ctx)).toMatchObject({ permit: false, code: "60501" });
+    expect(await ask(replicas[1], carol, "knowledge.document.write", ctx)).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
+    expect(await ask(replicas[1], { ...carol, userId: "mallory" }, "knowledge.document.write", ctx)).toMatchObject({ permit: false, code: "60501" });
     await replicas[0].admin.revokeElevation({ tenantId: "globex", id: session.id });
-    expect(await ask(replicas[1], carol, "dataset.read", ctx)).toMatchObject({ permit: false, code: "60501" });
+    expect(await ask(replicas[1], carol, "knowledge.document.write", ctx)).toMatchObject({ permit: false, code: "60501" });
     await pool.query("UPDATE elevation_sessions SET revoked_at = NULL, expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", [session.id]);
-    const expired = await ask(replicas[1], carol, "dataset.read", ctx);
+    const expired = await ask(replicas[1], carol, "knowledge.document.write", ctx);
     expect(expired).toMatchObject({ permit: false, code: "60501" });
     expect(expired.reasons[0]).toContain("expired");
   });

@@ -20,6 +20,10 @@ export interface IdempotencyStore {
   ): Promise<{ value: StoredToolResult; replayed: boolean }>;
 }
 
+/**
+ * `pool` must not be the pool the tools themselves use: a call holds one of its clients (the lock's
+ * transaction) while the tool runs, and a tool waiting for a client of the same pool would deadlock it.
+ */
 export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
   return {
     async once(runId, fingerprint, toolName, work) {

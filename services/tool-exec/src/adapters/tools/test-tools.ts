@@ -125,7 +125,7 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       input: NoInput,
       normalise: (input: { note?: string }) => ({ note: input.note ?? "" }),
       safety: "read",
-      policyPoint: "dataset.read",
+      policyPoint: "knowledge.document.write",
       idempotent: false,
       abortOnDeny: true,
       requireConfirmation: false,

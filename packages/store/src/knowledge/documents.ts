@@ -1,0 +1,34 @@
+import type { Pool } from "pg";
+
+export interface DocumentSummary {
+  readonly id: string;
+  readonly title: string;
+  readonly chunks: number;
+  readonly chars: number;
+  readonly created_at: string;
+}
+
+/** One page of a tenant's documents, newest first, with the total. */
+export async function listDocuments(
+  pool: Pool,
+  tenantId: string,
+  page: { page: number; pageSize: number },
+): Promise<{ items: DocumentSummary[]; total: number }> {
+  const [items, total] = await Promise.all([
+    pool.query<DocumentSummary>(
+      `SELECT d.id::text AS id, d.title, length(d.body) AS chars, d.created_at,
+              (SELECT count(*)::int FROM kb_chunks c WHERE c.document_id = d.id) AS chunks
+         FROM kb_documents d WHERE d.tenant_id = $1
+        ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`,
+      [tenantId, page.pageSize, (page.page - 1) * page.pageSize],
+    ),
+    pool.query<{ n: number }>("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = $1", [tenantId]),
+  ]);
+  return { items: items.rows, total: total.rows[0].n };
+}
+
+/** Deletes a tenant's document (its chunks go with it); false when the tenant has no such document. */
+export async function deleteDocument(pool: Pool, tenantId: string, id: string): Promise<boolean> {
+  const r = await pool.query("DELETE FROM kb_documents WHERE tenant_id = $1 AND id = $2", [tenantId, id]);
+  return r.rowCount === 1;
+}

@@ -1,0 +1,35 @@
+import { Type } from "@sinclair/typebox";
+import type { Pool } from "@steward/platform";
+import { addDocument } from "@steward/store";
+import type { ToolDefinition } from "../../domain/tool";
+
+const Input = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    body: Type.String({ minLength: 1, maxLength: 20_000 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Saves a note into the tenant's knowledge base: a write, so it waits for the user's approval, and
+ * idempotent, so a retried call after a crash does not save it twice.
+ */
+export function saveNoteTool(pool: Pool): ToolDefinition<typeof Input> {
+  return {
+    name: "save_note",
+    description: "Save a note (title and text) into the knowledge base so that later runs can find it. The user must approve.",
+    input: Input,
+    normalise: (i) => ({ title: i.title.trim(), body: i.body.trim() }),
+    safety: "write",
+    policyPoint: "knowledge.document.write",
+    idempotent: true,
+    abortOnDeny: false,
+    requireConfirmation: true,
+    exploration: false,
+    async run(ctx, input) {
+      const id = await addDocument(pool, { tenantId: ctx.tenantId, title: input.title.trim(), body: input.body });
+      return { result: { saved: id, title: input.title.trim() } };
+    },
+  };
+}

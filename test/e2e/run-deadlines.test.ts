@@ -36,6 +36,7 @@ describe("model unavailable, deadlines and the reaper", () => {
       RUNNER_MAX_DELIVER: "3",
       RUNNER_RETRY_BACKOFF_MS: "50",
       RUNNER_REAPER_INTERVAL_MS: "200",
+      RUNNER_REDRIVE_AFTER_MS: "1000",
       STEWARD_TEST_DEADLINE_SECONDS: "3",
     });
     token = await platform.token({ tenant: "acme", user: "uma" });
@@ -69,6 +70,36 @@ describe("model unavailable, deadlines and the reaper", () => {
     const events = await eventsOf(platform, token, run.id);
     expect(JSON.stringify(events)).not.toContain("upstream exploded");
     expect(JSON.stringify(run)).not.toContain("secret-sauce");
+  });
+
+  it("a run whose command was lost is requested again by the reaper and then driven", async () => {
+    const pool = new pg.Pool({ connectionString: platform.databaseUrl });
+    try {
+      const runId = randomUUID();
+      const createdAt = nowMicros();
+      // Appended without its agent.run.requested: as if JetStream had lost the message.
+      await appendRunEvents(pool, {
+        runId,
+        tenantId: "acme",
+        state: initialRunState,
+        events: [
+          {
+            type: "run.queued",
+            data: { input: "lost command", mode: "agent", response_language: null, created_by: "uma", created_at: createdAt, deadline_at: addSeconds(createdAt, 60), thread_id: null },
+          },
+        ],
+        namespace: platform.namespace,
+      });
+      const done = await waitFor(async () => {
+        const r = await platform.http("GET", `/v1/agents/runs/${runId}`, { token });
+        return r.body.state === "succeeded" ? r.body : undefined;
+      });
+      expect(done.output.text).toBe("answered lost command");
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM outbox WHERE msg_id LIKE $1", [`run.requested.${runId}.%`]);
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("60402 by the reaper: a run nobody drives is failed after its deadline, with the event appended", async () => {

@@ -49,6 +49,8 @@ export class InvalidArgumentsError extends Error {
 }
 
 const PDP_DEADLINE_MS = 2000;
+const PDP_ATTEMPTS = 2;
+const PDP_RETRY_PAUSE_MS = 200;
 
 /**
  * Decides, then runs. The PDP is asked before anything runs; an unreachable PDP is a deny (60502). A tool's
@@ -59,26 +61,31 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
   for (const tool of deps.registry.list()) checks.set(tool.name, TypeCompiler.Compile(tool.input));
 
   async function ask(cmd: InvokeCommand, action: string, fingerprint: string, safety: string): Promise<Verdict> {
-    try {
-      const d = await deps.pdp.decide(
-        {
-          principal: { tenantId: cmd.tenantId, userId: cmd.userId, roles: [], rolesFromToken: false },
-          action,
-          resource: { type: "tool", id: cmd.toolName },
-          context: {
-            run_id: cmd.runId,
-            step_no: String(cmd.stepNo),
-            fingerprint,
-            tool_safety: safety,
-            ...(cmd.elevationSessionId ? { elevation_session_id: cmd.elevationSessionId } : {}),
-          },
-        },
-        { deadlineMs: PDP_DEADLINE_MS, traceparent: cmd.traceparent },
-      );
-      return { permit: d.permit, code: d.code, reasons: d.reasons, policyIds: d.policyIds };
-    } catch (err) {
-      deps.logger.warn({ run_id: cmd.runId, tool: cmd.toolName, grpc_code: (err as { code?: number }).code }, "PDP unreachable; denying");
-      return { permit: false, code: String(RunErrorCode.pdpUnavailable), reasons: ["policy decision point unavailable"], policyIds: [] };
+    const request = {
+      principal: { tenantId: cmd.tenantId, userId: cmd.userId, roles: [], rolesFromToken: false },
+      action,
+      resource: { type: "tool", id: cmd.toolName },
+      context: {
+        run_id: cmd.runId,
+        step_no: String(cmd.stepNo),
+        fingerprint,
+        tool_safety: safety,
+        ...(cmd.elevationSessionId ? { elevation_session_id: cmd.elevationSessionId } : {}),
+      },
+    };
+    // A short, bounded retry rides out a PDP replica restarting; then the answer is a deny (fail closed).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const d = await deps.pdp.decide(request, { deadlineMs: PDP_DEADLINE_MS, traceparent: cmd.traceparent });
+        return { permit: d.permit, code: d.code, reasons: d.reasons, policyIds: d.policyIds };
+      } catch (err) {
+        if (attempt < PDP_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, PDP_RETRY_PAUSE_MS));
+          continue;
+        }
+        deps.logger.warn({ run_id: cmd.runId, tool: cmd.toolName, grpc_code: (err as { code?: number }).code }, "PDP unreachable; denying");
+        return { permit: false, code: String(RunErrorCode.pdpUnavailable), reasons: ["policy decision point unavailable"], policyIds: [] };
+      }
     }
   }
 

@@ -42,5 +42,5 @@ export { snapshotOf, type RunSnapshot } from "./snapshot";
 export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./fold";
 export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
 export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";
-export { policyPoints, isPolicyPoint, type PolicyPoint } from "./policy-points";
+export { policyPoints, isPolicyPoint, isMcpPolicyPoint, type PolicyPoint, type McpPolicyPoint } from "./policy-points";
 export { busNames, type BusNames } from "./subjects";

@@ -13,8 +13,17 @@ export const policyPoints = [
   "policy.admin",
 ] as const;
 
-export type PolicyPoint = (typeof policyPoints)[number];
+/** A tool of a mounted MCP server has its own point: `mcp.<server>.<tool>`. */
+export type McpPolicyPoint = `mcp.${string}.${string}`;
+
+export type PolicyPoint = (typeof policyPoints)[number] | McpPolicyPoint;
+
+const MCP_POINT = /^mcp\.[a-z0-9_-]{1,32}\.[A-Za-z0-9_.-]{1,64}$/;
+
+export function isMcpPolicyPoint(value: string): value is McpPolicyPoint {
+  return MCP_POINT.test(value);
+}
 
 export function isPolicyPoint(value: string): value is PolicyPoint {
-  return (policyPoints as readonly string[]).includes(value);
+  return (policyPoints as readonly string[]).includes(value) || isMcpPolicyPoint(value);
 }

@@ -6,6 +6,8 @@ import { testTools } from "./adapters/tools/test-tools";
 import { datasetTools } from "./adapters/tools/dataset-tools";
 import { saveNoteTool } from "./adapters/tools/save-note";
 import { createDatasetReader } from "./adapters/dataset/reader";
+import { parseMcpServers } from "./adapters/mcp/config";
+import { mountMcpServers } from "./adapters/mcp/mount";
 import { createPgIdempotencyStore } from "./adapters/pg/idempotency-store";
 import { createToolExecGrpcServer } from "./adapters/grpc/server";
 import { createInvokeHandler } from "./app/invoke-tool";
@@ -23,7 +25,9 @@ async function main(): Promise<void> {
     DATASET_SCHEMA: env.string("demo_data"),
     DATASET_ROW_LIMIT: env.int(1, 100_000, 200),
     DATASET_STATEMENT_TIMEOUT_MS: env.int(10, 600_000, 5000),
+    MCP_SERVERS: env.optional(),
   });
+  const mcpServers = parseMcpServers(config.MCP_SERVERS);
   // By default the data tools read as the steward_reader login role on the same server.
   const datasetUrl = config.DATASET_URL ?? (() => {
     const url = new URL(config.DATABASE_URL);
@@ -37,10 +41,12 @@ async function main(): Promise<void> {
   });
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
   const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX });
+  const mcp = await mountMcpServers(mcpServers, logger);
   const registry = createToolRegistry([
     knowledgeSearchTool(pool),
     saveNoteTool(pool),
     ...datasetTools(dataset, config.DATASET_NAME),
+    ...mcp.tools,
     ...(config.STEWARD_ENV === "test" ? await testTools(pool) : []),
   ]);
   const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
@@ -51,7 +57,7 @@ async function main(): Promise<void> {
   const port = await bindGrpc(server, config.TOOL_EXEC_ADDR);
   const host = config.TOOL_EXEC_ADDR.slice(0, config.TOOL_EXEC_ADDR.lastIndexOf(":"));
   logger.info({ addr: `${host}:${port}`, tools: registry.list().map((t) => t.name) }, "listening");
-  onShutdown(logger, [() => shutdownGrpc(server), async () => pdp.close(), () => dataset.close(), () => lockPool.end(), () => pool.end()]);
+  onShutdown(logger, [() => shutdownGrpc(server), async () => pdp.close(), () => mcp.close(), () => dataset.close(), () => lockPool.end(), () => pool.end()]);
 }
 
 main().catch((err) => {

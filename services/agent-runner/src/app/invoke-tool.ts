@@ -23,6 +23,8 @@ export async function invokeTool(
   stepNo: number,
   call: RequestedToolCall,
   exploration: boolean,
+  /** The run's remaining time: tool-exec's tools stop within it. */
+  runRemainingMs: number,
 ): Promise<{ event: ToolResult; replayed: boolean }> {
   try {
     const res = await toolExec.invoke(
@@ -36,7 +38,7 @@ export async function invokeTool(
         argumentsJson: call.arguments,
         elevationSessionId: ctx.elevationSessionId ?? "",
       },
-      { deadlineMs: INVOKE_DEADLINE_MS, traceparent: ctx.traceparent },
+      { deadlineMs: Math.max(1000, Math.min(INVOKE_DEADLINE_MS, runRemainingMs)), traceparent: ctx.traceparent },
     );
     const body = JSON.parse(res.resultJson) as { result: unknown; evidence: Evidence[] };
     return {

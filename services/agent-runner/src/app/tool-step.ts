@@ -1,4 +1,4 @@
-import { RunErrorCode, ToolResultCode, nowMicros, type RequestedToolCall, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
+import { RunErrorCode, ToolResultCode, nowMicros, parseMicros, type RequestedToolCall, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import type { Logger } from "@steward/platform";
 import type { ToolExecApi } from "@steward/proto";
 import type { ToolCatalog } from "../domain/tool-catalog";
@@ -45,7 +45,8 @@ export async function runToolStep(
       { type: "tool_call", data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments } },
     ]);
   }
-  const pending = invokeTool(deps.toolExec, ctx, state.step_no, call, tool?.exploration ?? false);
+  const remaining = state.deadline_at ? Number((parseMicros(state.deadline_at) - parseMicros(nowMicros())) / 1000n) : 60_000;
+  const pending = invokeTool(deps.toolExec, ctx, state.step_no, call, tool?.exploration ?? false, remaining);
   deps.crash.reached("during_tool");
   const outcome = await pending;
   const { decision, fingerprint } = outcome.event.data;

@@ -1,4 +1,4 @@
-import { isPolicyPoint } from "@steward/contract";
+import { isMcpPolicyPoint, isPolicyPoint } from "@steward/contract";
 import type { CedarEngine } from "../adapters/cedar/engine";
 import type { PolicySetStore, PolicySetRow } from "../adapters/pg/policy-sets";
 import type { DecisionLog } from "../adapters/pg/decision-log";
@@ -56,12 +56,14 @@ export function createPolicyAdmin(deps: {
       if (!isPolicyPoint(q.action)) throw new AdminInputError(`unknown policy point ${q.action}`);
       const set = q.version > 0 ? await deps.sets.version(q.tenantId, q.version) : await deps.sets.get(q.tenantId);
       if (!set) throw new AdminNotFoundError(`version ${q.version} not found`);
+      const mcp = isMcpPolicyPoint(q.action);
+      const resource = mcp ? { type: "tool", id: q.action } : { type: q.resourceType, id: q.resourceId };
       const verdict = deps.engine.authorize(set.key, {
         principal: { type: "Steward::User", id: q.userId },
-        action: q.action,
-        resource: resourceUid(q.resourceType, q.resourceId),
+        action: mcp ? "mcp.tool.invoke" : q.action,
+        resource: resourceUid(resource.type, resource.id),
         context: { elevated: q.elevated, run_id: "", step_no: 0 },
-        entities: entitiesFor({ tenantId: q.tenantId, userId: q.userId, roles: q.roles, resource: { type: q.resourceType, id: q.resourceId } }),
+        entities: entitiesFor({ tenantId: q.tenantId, userId: q.userId, roles: q.roles, resource }),
       });
       return { ...verdict, version: set.version };
     },

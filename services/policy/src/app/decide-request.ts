@@ -1,3 +1,4 @@
+import { isMcpPolicyPoint } from "@steward/contract";
 import type { Logger } from "@steward/platform";
 import { decisionOf, unknownActionDecision, type Decision, type ElevationState } from "../domain/decide";
 import { entitiesFor, resourceUid } from "../domain/entities";
@@ -47,16 +48,19 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       ]);
       policyVersion = set.version;
       const stepNo = Number(query.context.step_no ?? 0);
+      // An MCP tool's point is one Cedar action on the tool named by the point.
+      const mcp = isMcpPolicyPoint(query.action);
+      const resource = mcp ? { type: "tool", id: query.action } : query.resource;
       const verdict = deps.engine.authorize(set.key, {
         principal: { type: "Steward::User", id: query.userId },
-        action: query.action,
-        resource: resourceUid(query.resource.type, query.resource.id),
+        action: mcp ? "mcp.tool.invoke" : query.action,
+        resource: resourceUid(resource.type, resource.id),
         context: {
           elevated: elevation.kind === "valid" && elevation.grantsAction,
           run_id: query.context.run_id ?? "",
           step_no: Number.isFinite(stepNo) ? stepNo : 0,
         },
-        entities: entitiesFor({ ...query, roles, toolSafety: query.context.tool_safety }),
+        entities: entitiesFor({ ...query, resource, roles, toolSafety: query.context.tool_safety }),
       });
       decision = decisionOf({ action: query.action, elevation, verdict });
     }

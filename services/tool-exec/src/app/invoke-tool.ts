@@ -16,6 +16,8 @@ export interface InvokeCommand {
   readonly argumentsJson: string;
   readonly elevationSessionId: string;
   readonly traceparent?: string;
+  /** Milliseconds until the caller gives up (the gRPC deadline, set by the runner within the run's deadline). */
+  readonly deadlineMs?: number;
 }
 
 export interface Verdict {
@@ -49,6 +51,8 @@ export class InvalidArgumentsError extends Error {
 }
 
 const PDP_DEADLINE_MS = 2000;
+/** The longest any tool may run, whatever time the caller has. */
+const TOOL_TIMEOUT_MS = 30_000;
 const PDP_ATTEMPTS = 2;
 const PDP_RETRY_PAUSE_MS = 200;
 
@@ -58,7 +62,7 @@ const PDP_RETRY_PAUSE_MS = 200;
  */
 export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyDecisionApi; results: IdempotencyStore; logger: Logger }) {
   const checks = new Map<string, TypeCheck<TSchema>>();
-  for (const tool of deps.registry.list()) checks.set(tool.name, TypeCompiler.Compile(tool.input));
+  for (const tool of deps.registry.list()) if (!tool.validate) checks.set(tool.name, TypeCompiler.Compile(tool.input));
 
   async function ask(cmd: InvokeCommand, action: string, fingerprint: string, safety: string): Promise<Verdict> {
     const request = {
@@ -98,10 +102,15 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     } catch {
       throw new InvalidArgumentsError("arguments are not JSON");
     }
-    const check = checks.get(tool.name)!;
-    if (!check.Check(input)) {
-      const first = check.Errors(input).First();
-      throw new InvalidArgumentsError(`arguments do not match the schema${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);
+    if (tool.validate) {
+      const problem = tool.validate(input);
+      if (problem) throw new InvalidArgumentsError(`arguments do not match the schema: ${problem}`);
+    } else {
+      const check = checks.get(tool.name)!;
+      if (!check.Check(input)) {
+        const first = check.Errors(input).First();
+        throw new InvalidArgumentsError(`arguments do not match the schema${first ? ` at ${first.path || "/"}: ${first.message}` : ""}`);
+      }
     }
     const fingerprint = toolFingerprint(tool.name, tool.normalise(input));
     const decision = await ask(cmd, tool.policyPoint, fingerprint, tool.safety);
@@ -116,8 +125,9 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     }
     const execute = async (): Promise<{ resultCode: string; result: InvokeOutcome["result"] }> => {
       try {
+        const remainingMs = Math.max(1, Math.min(TOOL_TIMEOUT_MS, cmd.deadlineMs ?? TOOL_TIMEOUT_MS));
         const outcome = await tool.run(
-          { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(30_000) },
+          { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(remainingMs), remainingMs },
           input,
         );
         const stored: InvokeOutcome["result"] = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };

@@ -7,7 +7,10 @@ export interface ToolContext {
   readonly userId: string;
   readonly runId: string;
   readonly stepNo: number;
+  /** Aborts at the tool's timeout, which never outlasts the caller's deadline (the run's). */
   readonly signal: AbortSignal;
+  /** Milliseconds left before `signal` aborts. */
+  readonly remainingMs: number;
 }
 
 export interface ToolOutcome {
@@ -26,6 +29,8 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
   readonly input: S;
   /** Canonicalises the input before fingerprinting (trim, case-fold what does not matter). */
   readonly normalise: (input: Static<S>) => Static<S>;
+  /** Checks the input instead of the schema, for a schema TypeBox did not build (an MCP tool's JSON schema). */
+  readonly validate?: (input: unknown) => string | null;
   readonly safety: "read" | "write";
   readonly policyPoint: PolicyPoint;
   readonly idempotent: boolean;

@@ -35,6 +35,8 @@ export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke:
         return;
       }
       const traceparent = call.metadata.get("traceparent")[0];
+      const deadline = call.getDeadline();
+      const deadlineAt = deadline instanceof Date ? deadline.getTime() : Number(deadline);
       deps
         .invoke({
           runId: req.runId,
@@ -46,6 +48,7 @@ export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke:
           argumentsJson: req.argumentsJson,
           elevationSessionId: req.elevationSessionId,
           traceparent: typeof traceparent === "string" ? traceparent : undefined,
+          deadlineMs: Number.isFinite(deadlineAt) ? deadlineAt - Date.now() - 50 : undefined,
         })
         .then((o) =>
           callback(null, {

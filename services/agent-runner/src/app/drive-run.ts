@@ -121,7 +121,10 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   /** Asks the model, bounded by the run's deadline and by a cancellation. */
   async function askModel(stepNo: number): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
     if (cancelAbort.signal.aborted) cancelAbort = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, cancelAbort.signal, AbortSignal.timeout(Math.max(1, msUntil(state.deadline_at)))]);
+    // A timer cleared when the call ends: AbortSignal.timeout would keep every call's signal alive until the deadline.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), Math.max(1, msUntil(state.deadline_at)));
+    const signal = AbortSignal.any([ctx.signal, cancelAbort.signal, deadline.signal]);
     try {
       return await deps.provider.complete({
         messages: conversationOf(events, state),
@@ -135,6 +138,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       if (!(err instanceof ModelUnavailableError)) throw err;
       log.warn({ step_no: state.step_no + 1, provider: err.provider, last_delivery: ctx.lastDelivery }, "model unavailable");
       return err;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

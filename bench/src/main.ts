@@ -1,0 +1,301 @@
+// `npm run bench [-- --quick] [--profile] [--logs] [--only=floors,steward,...]`: Steward against the physical
+// floor and against LangGraph.js, in one run. Prints one table and writes results/<stamp>.json (+ .md).
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { createPool, type Pool } from "@steward/platform";
+import { freshDatabase, freshNamespace, natsUrl, type BenchDatabase } from "./databases";
+import { startFakeModel } from "./fake-model";
+import { measureGrpcFloor } from "./floors/grpc-floor";
+import { floorStreamName, measureNatsFloor } from "./floors/nats-floor";
+import { measurePgFloor } from "./floors/pg-floor";
+import { cannon } from "./gateway/load";
+import { othersBusy } from "./cpu";
+import { describeMachine, machineBusy } from "./machine";
+import { readOptions, wants } from "./options";
+import { resultsDir } from "./paths";
+import { measureLangGraph } from "./peer/langgraph";
+import { deleteStreams, type BenchPlatform } from "./platform";
+import { platformSession } from "./session";
+import { formatSummary, profilesIn, summarizeProfile } from "./profile-summary";
+import { buildRows, machineLines, markdownTable, textTable, type Results } from "./report";
+import { createRun, processIds, type StewardBench } from "./steward/context";
+import { ITERATIONS, measureSerial, measureThroughput } from "./steward/iterations";
+import { measureMemory, rssMb } from "./steward/memory";
+import { measurePath } from "./steward/path";
+import { measureReplay } from "./steward/replay";
+
+/** Processes of this bench (services, peers, floor servers): not "other work on the machine". */
+export const ourPids = new Set<number>();
+const say = (text: string) => process.stderr.write(`bench: ${text}\n`);
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+
+/**
+ * Runs one phase; a failure is recorded and the next phase runs. The machine's CPU use in the second before
+ * (the bench idle) is recorded: other work on the machine shows up there.
+ */
+async function phase<T>(results: Results, name: string, work: () => Promise<T>): Promise<T | undefined> {
+  const ours = new Set([process.pid, ...ourPids]);
+  const [busy, others] = await Promise.all([machineBusy(1000), othersBusy(1000, ours, cpus().length)]);
+  results.busyBefore[name] = Math.round(busy * 100);
+  results.othersBefore[name] = Math.round(others * 100);
+  say(`${name} … (${elapsed()}; machine ${Math.round(busy * 100)} % busy before, ${Math.round(others * 100)} % by others)`);
+  try {
+    return await work();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    results.errors[name] = message;
+    say(`${name} FAILED: ${message.split("\n")[0]}`);
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const options = readOptions(process.argv.slice(2));
+  const stamp = new Date().toISOString().replace(/\..*$/, "").replace(/:/g, "-");
+  const profileDir = options.profile ? join(resultsDir, "profiles", stamp) : undefined;
+  const machine = describeMachine();
+  const results: Results = { errors: {}, busyBefore: {}, othersBefore: {} };
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let cleaning: Promise<void> | null = null;
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      for (const c of cleanups.reverse()) await c().catch((err) => say(`cleanup: ${String(err)}`));
+    })());
+  process.once("SIGINT", () => {
+    say("interrupted; cleaning up");
+    void cleanUp().then(() => process.exit(130));
+  });
+
+  say(`${options.quick ? "quick" : "full"} run${options.profile ? " with --cpu-prof" : ""}; ${machine.nproc} cores, Node ${machine.node}`);
+  if (!options.quick) {
+    // Other work on a 2-core machine moves every number; wait (bounded) for a quiet moment to start.
+    for (let waited = 0; waited < 120; waited += 5) {
+      const busy = await machineBusy(5000);
+      if (busy < 0.3) break;
+      say(`machine ${Math.round(busy * 100)} % busy; waiting for it to quieten (${waited + 5} s of at most 120 s)`);
+    }
+  }
+  const db: BenchDatabase = await freshDatabase();
+  cleanups.push(() => db.drop());
+  const namespace = freshNamespace(); // the floors' stream; each platform gets its own namespace
+  cleanups.push(() => deleteStreams(namespace, [floorStreamName(namespace)]));
+  const model = await startFakeModel();
+  cleanups.push(() => model.close());
+
+  try {
+    if (wants(options, "floors")) {
+      await phase(results, "floors", async () => {
+        say("  PostgreSQL single-row transactions");
+        const pg = await measurePgFloor(db.url, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [1, 8, 64] });
+        say("  JetStream publish-with-ack");
+        const nats = await measureNatsFloor(natsUrl, namespace, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [64] });
+        say("  gRPC unary, one hop and chained");
+        const grpc = await measureGrpcFloor({ samples: options.floorSamples });
+        results.floors = { pg, nats, grpc, stepFloorMs: pg.latency.p50 + nats.latency.p50 + grpc.chained.p50 };
+      });
+    }
+
+    const pool: Pool = createPool(db.url, { max: 4, applicationName: "steward-bench" });
+    cleanups.push(() => pool.end());
+    const session = platformSession({
+      databaseUrl: db.url,
+      modelUrl: model.baseUrl,
+      pool,
+      profileDir,
+      logDir: options.logs ? join(resultsDir, "logs", stamp) : undefined,
+      say,
+      ourPids,
+    });
+    cleanups.push(() => session.close());
+    /**
+     * A phase on the platform; when it fails, the platform is replaced before the next one. When a service
+     * crashed during it, the crash is recorded and the phase runs once more on a new platform (its numbers
+     * would mix a working and a broken platform).
+     */
+    const onPlatform = async <T>(name: string, work: (b: StewardBench) => Promise<T>): Promise<T | undefined> => {
+      for (let attempt = 1; ; attempt++) {
+        const label = attempt === 1 ? name : `${name} (again)`;
+        let spoiled = false;
+        let crashed: ReturnType<BenchPlatform["crashed"]> = [];
+        const out = await phase(results, label, async () => {
+          const b = await session.bench();
+          try {
+            return await work(b);
+          } catch (err) {
+            spoiled = true;
+            throw err;
+          } finally {
+            crashed = b.platform.crashed();
+            const pid = b.platform.services.runner.child.pid;
+            if (pid && !crashed.some((c) => c.service === "runner")) {
+              try {
+                results.runnerRss = [...(results.runnerRss ?? []), { after: label, mb: Math.round(rssMb(pid)), startedMb: Math.round(b.runnerStartRssMb) }];
+              } catch {
+                // the runner is gone (stopped for the gateway phase)
+              }
+            }
+          }
+        });
+        if (crashed.length) {
+          results.crashes = [...(results.crashes ?? []), ...crashed.map((c) => ({ ...c, phase: label }))];
+          say(`${label}: ${crashed.map((c) => `${c.service} exited (code ${c.code}, signal ${c.signal})`).join(", ")}`);
+          session.spoil(`${crashed.map((c) => c.service).join(", ")} crashed during ${label}`);
+          if (attempt < 2) continue;
+        } else if (spoiled) {
+          session.spoil(`${label} failed`);
+        }
+        if (attempt > 1 && out !== undefined) delete results.errors[name];
+        return out;
+      }
+    };
+
+    const throughput: Record<number, Awaited<ReturnType<typeof measureThroughput>>> = {};
+    if (wants(options, "steward")) {
+      await onPlatform("steward", async (b) => {
+        say(`  ${options.serialRuns} runs of ${ITERATIONS} iterations, one at a time`);
+        const serial = await measureSerial(b, options.serialRuns);
+        results.steward = { serial, throughput };
+        for (const c of [1, 8]) {
+          say(`  throughput at ${c} concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
+          throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs });
+          if (throughput[c].stalled) throw new Error(`${throughput[c].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at ${c} concurrent: stalled`);
+        }
+      });
+    }
+    if (wants(options, "path")) results.path = await onPlatform("path", (b) => measurePath(b, options.pathSamples));
+    if (wants(options, "memory")) {
+      // On a runner that has driven nothing yet: what 100 runs in flight cost, not what the phases before left.
+      session.spoil("a fresh runner for the memory phase");
+      results.memory = await onPlatform("memory", async (b) => {
+        const m = await measureMemory(b, 100, 1000);
+        if (m.stuck) session.spoil(`${m.stuck} of the memory phase's runs did not end`);
+        return m;
+      });
+    }
+    if (wants(options, "replay")) results.replay = await onPlatform("replay", (b) => measureReplay(b, options.restoreSamples));
+    // Last of the runner phases: at 32 concurrent runs tool-exec can deadlock (see docs/performance.md).
+    if (results.steward && wants(options, "steward")) {
+      await onPlatform("steward at 32", async (b) => {
+        say(`  throughput at 32 concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
+        throughput[32] = await measureThroughput(b, 32, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs });
+        if (throughput[32].stalled) throw new Error(`${throughput[32].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at 32 concurrent: stalled`);
+      });
+    }
+    if (wants(options, "peer")) {
+      results.peer = {};
+      for (const durability of ["async", "sync"] as const) {
+        const peer = await phase(results, `peer (LangGraph.js, durability ${durability})`, () =>
+          measureLangGraph({
+            databaseUrl: db.url,
+            modelUrl: model.baseUrl,
+            durability,
+            serialRuns: options.serialRuns,
+            concurrency: 8,
+            windowMs: options.windowMs,
+            repeats: options.repeats,
+            profileDir: profileDir ? join(profileDir, `langgraph-${durability}`) : undefined,
+          }),
+        );
+        if (peer) results.peer[durability] = peer;
+      }
+    }
+    if (wants(options, "gateway")) {
+      const connections = 64;
+      /** A platform without its runner: the runner would drive every run the load creates and take the CPU. */
+      const gatewayOnly = async (b: StewardBench) => {
+        await b.platform.stopRunner();
+        session.spoil("the runner was stopped for the gateway phase");
+        return b;
+      };
+      const post = await onPlatform("gateway POST", async (b) => {
+        await gatewayOnly(b);
+        say(`  autocannon POST, ${connections} connections, ${options.repeats} × ${options.cannonSeconds} s`);
+        return cannon(`${b.platform.gatewayUrl}/v1/agents/runs`, {
+          method: "POST",
+          token: b.token,
+          body: { input: "Count for me [iters:0]" },
+          connections,
+          seconds: options.cannonSeconds,
+          repeats: options.repeats,
+          pids: processIds(b),
+          pool: b.pool,
+        });
+      });
+      const get = await onPlatform("gateway GET", async (b) => {
+        await gatewayOnly(b);
+        const target = await createRun(b, 0);
+        say(`  autocannon GET, ${connections} connections, ${options.repeats} × ${options.cannonSeconds} s`);
+        return cannon(`${b.platform.gatewayUrl}/v1/agents/runs/${target.id}`, {
+          method: "GET",
+          token: b.token,
+          connections,
+          seconds: options.cannonSeconds,
+          repeats: options.repeats,
+          pids: processIds(b),
+          pool: b.pool,
+        });
+      });
+      if (post && get) results.gateway = { post, get, connections };
+    }
+    results.restarts = session.restarts;
+  } finally {
+    say(`cleaning up (${elapsed()})`);
+    await cleanUp();
+  }
+
+  const { rows, targets } = buildRows(results);
+  const profiles: string[] = [];
+  if (profileDir) {
+    let names: Record<string, string> = {};
+    try {
+      names = JSON.parse(readFileSync(join(profileDir, "pids.json"), "utf8")) as Record<string, string>;
+    } catch {
+      // no platform was started
+    }
+    for (const dir of [profileDir, join(profileDir, "langgraph-async"), join(profileDir, "langgraph-sync")]) {
+      try {
+        for (const file of profilesIn(dir)) {
+          const pid = /\.(\d+)\.(?:\d+\.\d+\.)?cpuprofile$/.exec(file)?.[1] ?? "";
+          const label = names[pid] ?? (dir === profileDir ? "bench" : dir.slice(profileDir.length + 1));
+          profiles.push(formatSummary(summarizeProfile(file, 20), `${label} (${file.slice(profileDir.length + 1)})`));
+        }
+      } catch {
+        // no profiles there
+      }
+    }
+    writeFileSync(join(profileDir, "summary.txt"), profiles.join("\n\n"));
+  }
+  mkdirSync(resultsDir, { recursive: true });
+  const json = join(resultsDir, `${stamp}.json`);
+  writeFileSync(json, JSON.stringify({ stamp, mode: options.quick ? "quick" : "full", profiled: options.profile, machine, results, targets, rows }, null, 2));
+  const md = [
+    `# Steward bench ${stamp} (${options.quick ? "quick" : "full"}${options.profile ? ", profiled" : ""})`,
+    "",
+    machineLines(machine),
+    "",
+    markdownTable(rows),
+    "",
+    ...targets.map((t) => `- ${t.met === null ? "n/a" : t.met ? "met" : "MISSED"}: ${t.target} — ${t.measured}`),
+    ...Object.entries(results.errors).map(([k, v]) => `- error in ${k}: ${v.split("\n")[0]}`),
+    "",
+    `Machine CPU busy in the second before each phase (all processes / other than this bench, PostgreSQL and NATS): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]} / ${results.othersBefore[k]} %`).join(", ")}`,
+  ].join("\n");
+  writeFileSync(join(resultsDir, `${stamp}.md`), `${md}\n`);
+
+  process.stdout.write(`\nSteward bench — ${options.quick ? "quick" : "full"} run, ${stamp}\n${machineLines(machine)}\n\n${textTable(rows)}\n\n`);
+  for (const t of targets) process.stdout.write(`${t.met === null ? "n/a   " : t.met ? "met   " : "MISSED"} ${t.target}: ${t.measured}\n`);
+  for (const [k, v] of Object.entries(results.errors)) process.stdout.write(`error in ${k}: ${v.split("\n")[0]}\n`);
+  process.stdout.write(
+    `machine CPU busy before each phase (all / others): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]}/${results.othersBefore[k]} %`).join(", ")}\n`,
+  );
+  if (profileDir) process.stdout.write(`\nprofiles and summary: ${profileDir}\n`);
+  process.stdout.write(`\nresults: ${json}\ntook ${elapsed()}\n`);
+  process.exit(Object.keys(results.errors).length ? 1 : 0);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,62 @@
+import { parseArgs } from "node:util";
+
+/** How long and how often each measurement runs; `--quick` is the smoke version (< 2 min). */
+export interface BenchOptions {
+  readonly quick: boolean;
+  /** Services and the peer run with --cpu-prof; profiles and a summary land in results/profiles/<stamp>/. */
+  readonly profile: boolean;
+  /** Keep the services' logs in results/logs/<stamp>/ (default; `--no-logs` turns it off). */
+  readonly logs: boolean;
+  /** A throughput run that has not ended after this long means the platform is stuck, ms. */
+  readonly runTimeoutMs: number;
+  /** Phases to run (default all): floors, steward, path, memory, replay, peer, gateway. */
+  readonly only: ReadonlySet<string> | null;
+  /** Repeats of each throughput/rate measurement after the warm-up. */
+  readonly repeats: number;
+  /** Length of one throughput/rate window, ms. */
+  readonly windowMs: number;
+  /** Samples of a sequential latency floor (PG, JetStream, gRPC). */
+  readonly floorSamples: number;
+  /** Runs measured one at a time for the per-iteration latency. */
+  readonly serialRuns: number;
+  /** POST → started samples. */
+  readonly pathSamples: number;
+  /** autocannon duration per repeat, s. */
+  readonly cannonSeconds: number;
+  readonly restoreSamples: number;
+}
+
+export const phases = ["floors", "steward", "path", "memory", "replay", "peer", "gateway"] as const;
+
+export function readOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      profile: { type: "boolean", default: false },
+      "no-logs": { type: "boolean", default: false },
+      only: { type: "string" },
+    },
+  });
+  const only = values.only ? new Set(values.only.split(",").map((s) => s.trim())) : null;
+  for (const p of only ?? []) if (!(phases as readonly string[]).includes(p)) throw new Error(`--only: unknown phase ${p} (${phases.join(", ")})`);
+  const quick = values.quick ?? false;
+  return {
+    quick,
+    profile: values.profile ?? false,
+    logs: !(values["no-logs"] ?? false),
+    runTimeoutMs: 30_000,
+    only,
+    repeats: quick ? 1 : 3,
+    windowMs: quick ? 3000 : 10_000,
+    floorSamples: quick ? 300 : 2000,
+    serialRuns: quick ? 3 : 10,
+    pathSamples: quick ? 30 : 150,
+    cannonSeconds: quick ? 3 : 8,
+    restoreSamples: quick ? 50 : 300,
+  };
+}
+
+export function wants(options: BenchOptions, phase: (typeof phases)[number]): boolean {
+  return options.only === null || options.only.has(phase);
+}

@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { SignJWT } from "jose";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { busNames } from "@steward/contract";
+import { connectNats } from "@steward/platform";
+import { natsUrl } from "./databases";
+import { repoRoot } from "./paths";
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const launcher = require(join(repoRoot, "infra", "local", "launcher.cjs")) as {
+  startPlatform(env: Record<string, string>, options?: { logDir?: string }): Promise<RunningPlatform>;
+  startService(service: string, env: Record<string, string>, options?: { readyMsg?: string; logFile?: string }): Promise<RunningService>;
+};
+
+export interface RunningService {
+  child: ChildProcess;
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+interface RunningPlatform {
+  services: { policy: RunningService; toolExec: RunningService; runner: RunningService; gateway: RunningService };
+  gatewayUrl: string;
+  policyAddr: string;
+  toolExecAddr: string;
+  stop(): Promise<void>;
+}
+
+export interface BenchPlatform {
+  readonly gatewayUrl: string;
+  readonly namespace: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** The live services; the runner may be stopped before the gateway phase. */
+  readonly services: RunningPlatform["services"];
+  token(user: string): Promise<string>;
+  /** Services that have exited on their own (crashed) so far, with how they ended. */
+  crashed(): Array<{ service: string; code: number | null; signal: string | null }>;
+  stopRunner(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  readonly databaseUrl: string;
+  readonly namespace: string;
+  readonly modelUrl: string;
+  readonly runnerConcurrency: number;
+  /** A folder for --cpu-prof output of every service, or none. */
+  readonly profileDir?: string;
+  readonly logDir?: string;
+}
+
+/** The four built services as real processes (infra/local/launcher.cjs), pointed at the scripted model. */
+export async function startBenchPlatform(options: PlatformOptions): Promise<BenchPlatform> {
+  const secret = randomBytes(32).toString("base64url");
+  const env: Record<string, string> = {
+    DATABASE_URL: options.databaseUrl,
+    NATS_URL: natsUrl,
+    STEWARD_ENV: "test",
+    STEWARD_NATS_NAMESPACE: options.namespace,
+    STEWARD_JWT_SECRET: secret,
+    LLM_BASE_URL: options.modelUrl,
+    LLM_API_KEY: "bench",
+    LLM_MODEL: "scripted-bench",
+    RUNNER_CONCURRENCY: String(options.runnerConcurrency),
+  };
+  if (options.profileDir) {
+    mkdirSync(options.profileDir, { recursive: true });
+    // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the same V8 profiler instead.
+    env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --require ${join(__dirname, "cpu-prof-preload.js")}`.trim();
+    env.BENCH_CPU_PROF_DIR = options.profileDir;
+  }
+  if (options.logDir) mkdirSync(options.logDir, { recursive: true });
+  const running = await launcher.startPlatform(env, { logDir: options.logDir });
+  const key = new TextEncoder().encode(secret);
+  let runnerStopped = false;
+  return {
+    gatewayUrl: running.gatewayUrl,
+    namespace: options.namespace,
+    env,
+    services: running.services,
+    token: (user) =>
+      new SignJWT({ tid: "bench", roles: ["member"] })
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject(user)
+        .setIssuedAt()
+        .setExpirationTime("2h")
+        .sign(key),
+    crashed() {
+      return Object.entries(running.services)
+        .filter(([name, s]) => !(name === "runner" && runnerStopped) && (s.child.exitCode !== null || s.child.signalCode !== null))
+        .map(([service, s]) => ({ service, code: s.child.exitCode, signal: s.child.signalCode }));
+    },
+    async stopRunner() {
+      if (runnerStopped) return;
+      runnerStopped = true;
+      await running.services.runner.stop();
+    },
+    stop: () => running.stop(),
+  };
+}
+
+/** Deletes the namespace's streams (Steward's three and the floor's). */
+export async function deleteStreams(namespace: string, extra: string[] = []): Promise<void> {
+  const nc = await connectNats(natsUrl, "steward-bench-cleanup");
+  try {
+    const jsm = await jetstreamManager(nc);
+    const names = busNames(namespace);
+    for (const stream of [names.commandStream, names.eventStream, names.deadLetterStream, ...extra]) {
+      await jsm.streams.delete(stream).catch(() => undefined);
+    }
+  } finally {
+    await nc.close();
+  }
+}

@@ -17,12 +17,14 @@ describe("the model's stream and window: deltas, cancel mid-stream, continuation
   let pool: pg.Pool;
   let token: string;
   let releaseStream: (() => void) | null = null;
+  let openDeltas!: () => void;
+  const deltasMayStart = new Promise<void>((resolve) => (openDeltas = resolve));
 
-  function script(req: ChatRequest): Reply {
+  function script(req: ChatRequest): Reply | Promise<Reply> {
     const input = inputOf(req);
     const tools = req.messages.filter((m) => m.role === "tool").length;
     const continued = req.messages.filter((m) => m.role === "user").length - 1;
-    if (input.startsWith("deltas")) return { text: "one two three four five six" };
+    if (input.startsWith("deltas")) return deltasMayStart.then(() => ({ text: "one two three four five six" }));
     if (input.startsWith("stall")) {
       return { text: "this answer stalls after its first words", holdAfterFirstChunk: new Promise((resolve) => (releaseStream = resolve)) };
     }
@@ -56,6 +58,7 @@ describe("the model's stream and window: deltas, cancel mid-stream, continuation
   it("streams the answer's token deltas live, without ids, before the stored message", async () => {
     const created = await platform.http("POST", "/v1/agents/runs", { token, body: { input: "deltas please" } });
     const stream = await openEventStream(`${platform.gatewayUrl}/v1/agents/runs/${created.body.id}/events`, token);
+    openDeltas(); // the stream is open (subscribed before it answered): every delta from now on reaches it
     await stream.ended;
     const deltas = stream.messages.filter((m) => m.event === "message.delta");
     expect(deltas.length).toBeGreaterThan(1);
@@ -68,7 +71,9 @@ describe("the model's stream and window: deltas, cancel mid-stream, continuation
   it("cancel during a model stream aborts it and ends the run cancelled/60405", async () => {
     const created = await platform.http("POST", "/v1/agents/runs", { token, body: { input: "stall forever" } });
     const stream = await openEventStream(`${platform.gatewayUrl}/v1/agents/runs/${created.body.id}/events`, token);
-    await stream.until((m) => m.some((e) => e.event === "message.delta"));
+    // The model has started answering and holds its stream open after the first words (deltas are live
+    // only, so the first one may have passed before this client subscribed: wait on the model instead).
+    await waitFor(() => (releaseStream ? true : undefined), { what: "the model to start streaming" });
     await platform.http("POST", `/v1/agents/runs/${created.body.id}/cancel`, { token });
     await stream.ended;
     expect(stream.messages.at(-1)?.event).toBe("run.cancelled");
@@ -98,6 +103,5 @@ describe("the model's stream and window: deltas, cancel mid-stream, continuation
     expect(Math.max(...requests.map(tokensOf))).toBeLessThan(2500);
     const lastRequest = requests.at(-1)!;
     expect(lastRequest.messages.some((m) => m.role === "tool" && String(m.content).includes('"compacted":true'))).toBe(true);
-    await waitFor(() => true);
   });
 });

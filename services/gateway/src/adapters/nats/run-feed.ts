@@ -3,7 +3,8 @@ import type { BusNames } from "@steward/contract";
 
 /** Live signals about one run: a stored event was published, or a token delta streamed (never stored). */
 export interface RunFeed {
-  watch(runId: string, handlers: { onEvent(): void; onDelta(payload: unknown): void }): () => void;
+  /** Subscribes; `ready` resolves once the server has the subscriptions, so nothing published after is missed. */
+  watch(runId: string, handlers: { onEvent(): void; onDelta(payload: unknown): void }): { ready: Promise<void>; close(): void };
 }
 
 /**
@@ -25,9 +26,12 @@ export function createRunFeed(nc: NatsConnection, names: BusNames): RunFeed {
           }
         },
       });
-      return () => {
-        events.unsubscribe();
-        deltas.unsubscribe();
+      return {
+        ready: nc.flush(),
+        close() {
+          events.unsubscribe();
+          deltas.unsubscribe();
+        },
       };
     },
   };

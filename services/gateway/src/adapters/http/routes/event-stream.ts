@@ -28,6 +28,22 @@ export async function streamRunEvents(
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
+  let lastSent = after;
+  let closed = false;
+  let reading: Promise<void> | null = null;
+  let again = false;
+  let open = false;
+  const watch = deps.feed.watch(runId, {
+    onEvent: () => {
+      if (open) wake();
+    },
+    onDelta: (payload) => {
+      if (open && !closed) res.write(`event: message.delta\ndata: ${JSON.stringify(payload)}\n\n`);
+    },
+  });
+  const unwatch = () => watch.close();
+  // Live deltas are not stored: subscribe before the client sees the stream open, so none after it is lost.
+  await watch.ready;
   res.writeHead(200, {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache, no-transform",
@@ -35,10 +51,6 @@ export async function streamRunEvents(
     "x-accel-buffering": "no",
   });
   res.write("retry: 1000\n\n");
-  let lastSent = after;
-  let closed = false;
-  let reading: Promise<void> | null = null;
-  let again = false;
 
   const finish = () => {
     if (closed) return;
@@ -63,7 +75,7 @@ export async function streamRunEvents(
   };
 
   /** Coalesces wake-ups: one read at a time, and one more if woken meanwhile. */
-  const wake = () => {
+  function wake(): void {
     if (closed) return;
     if (reading) {
       again = true;
@@ -80,17 +92,12 @@ export async function streamRunEvents(
         finish();
       })
       .finally(() => (reading = null));
-  };
+  }
 
-  const unwatch = deps.feed.watch(runId, {
-    onEvent: wake,
-    onDelta: (payload) => {
-      if (!closed) res.write(`event: message.delta\ndata: ${JSON.stringify(payload)}\n\n`);
-    },
-  });
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), options.keepAliveMs ?? 15_000);
   const poll = setInterval(wake, options.pollMs ?? 2000);
   request.raw.on("close", finish);
+  open = true;
   wake();
 }
 

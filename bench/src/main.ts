@@ -24,6 +24,7 @@ import { ITERATIONS, measureSerial, measureThroughput } from "./steward/iteratio
 import { measureMemory, rssMb } from "./steward/memory";
 import { measurePath } from "./steward/path";
 import { measureReplay } from "./steward/replay";
+import { measurePolicy } from "./steward/policy";
 
 /** Processes of this bench (services, peers, floor servers): not "other work on the machine". */
 export const ourPids = new Set<number>();
@@ -175,6 +176,7 @@ async function main(): Promise<void> {
       });
     }
     if (wants(options, "replay")) results.replay = await onPlatform("replay", (b) => measureReplay(b, options.restoreSamples));
+    if (wants(options, "policy")) results.policy = await onPlatform("policy", (b) => measurePolicy(b, options.restoreSamples));
     // Last of the runner phases: at 32 concurrent runs tool-exec can deadlock (see docs/performance.md).
     if (results.steward && wants(options, "steward")) {
       await onPlatform("steward at 32", async (b) => {

@@ -26,7 +26,7 @@ export interface BenchOptions {
   readonly restoreSamples: number;
 }
 
-export const phases = ["floors", "steward", "path", "memory", "replay", "peer", "gateway"] as const;
+export const phases = ["floors", "steward", "path", "memory", "replay", "policy", "peer", "gateway"] as const;
 
 export function readOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({

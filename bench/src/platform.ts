@@ -17,6 +17,8 @@ const launcher = require(join(repoRoot, "infra", "local", "launcher.cjs")) as {
 
 export interface RunningService {
   child: ChildProcess;
+  /** The service's ready log line (its bound address is `addr`). */
+  ready: { addr?: string };
   lines: string[];
   stop(): Promise<void>;
 }

@@ -6,6 +6,7 @@ import type { SerialResult, ThroughputResult } from "./steward/iterations";
 import type { PathResult } from "./steward/path";
 import type { MemoryResult } from "./steward/memory";
 import type { ReplayResult } from "./steward/replay";
+import type { PolicyResult } from "./steward/policy";
 import type { PeerResult } from "./peer/langgraph";
 import type { CannonResult } from "./gateway/load";
 
@@ -15,6 +16,7 @@ export interface Results {
   path?: PathResult;
   memory?: MemoryResult;
   replay?: ReplayResult;
+  policy?: PolicyResult;
   peer?: { async?: PeerResult; sync?: PeerResult };
   gateway?: { post: CannonResult; get: CannonResult; connections: number };
   errors: Record<string, string>;
@@ -168,6 +170,11 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     rows.push({ section: "path", measure: "  of which POST → 201, p50 / p99", value: `${ms(p.postAnswered.p50)} / ${ms(p.postAnswered.p99)}` });
     rows.push({ section: "path", measure: "  of which run.queued → run.started (relay, JetStream, claim), p50 / p99", value: `${ms(p.queuedToStarted.p50)} / ${ms(p.queuedToStarted.p99)}` });
     targets.push({ target: "POST → started p50 < 5 ms", measured: `p50 ${ms(p.postToStarted.p50)}, p99 ${ms(p.postToStarted.p99)}`, met: p.postToStarted.p50 < 5 });
+  }
+  const pd = r.policy;
+  if (pd) {
+    rows.push({ section: "policy", measure: "decision, Cedar in process (pre-parsed set), p50 / p99", value: `${ms(pd.inProcess.p50)} / ${ms(pd.inProcess.p99)}` });
+    rows.push({ section: "policy", measure: "decision, gRPC round trip to the PDP (facts, Cedar, decision log), p50 / p99", value: `${ms(pd.grpc.p50)} / ${ms(pd.grpc.p99)}` });
   }
   const rp = r.replay;
   if (rp) {

@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createPolicyDecisionApi } from "@steward/proto";
+import { repoRoot } from "../paths";
+import { summarize, type Summary } from "../stats";
+import type { StewardBench } from "./context";
+
+export interface PolicyResult {
+  /** Cedar evaluation of one tool decision in process (pre-parsed default set, entities built per call). */
+  readonly inProcess: Summary;
+  /** PolicyDecision.Decide over gRPC to the running policy service: facts read, Cedar, decision log written. */
+  readonly grpc: Summary;
+}
+
+interface Engine {
+  validate(text: string): { valid: boolean };
+  prepare(key: string, set: unknown): void;
+  authorize(key: string, request: unknown): { permit: boolean };
+}
+
+function loadPolicyInternals(): { createCedarEngine(schema: string): Engine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
+  // The policy service's engine from its build: measured as the service runs it.
+  const dist = join(repoRoot, "services", "policy", "dist");
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  return {
+    ...(require(join(dist, "adapters", "cedar", "engine.js")) as { createCedarEngine(schema: string): Engine }),
+    ...(require(join(dist, "domain", "entities.js")) as { entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown }),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/** Decision latency: in-process Cedar evaluation and the gRPC round trip to the PDP (issue 5, point 7). */
+export async function measurePolicy(bench: StewardBench, samples: number): Promise<PolicyResult> {
+  const { createCedarEngine, entitiesFor, resourceUid } = loadPolicyInternals();
+  const dir = join(repoRoot, "infra", "policies");
+  const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"));
+  engine.prepare("bench@1", engine.validate(readFileSync(join(dir, "default.cedar"), "utf8")));
+  const request = () => ({
+    principal: { type: "Steward::User", id: "bench-user" },
+    action: "knowledge.document.read",
+    resource: resourceUid("tool", "knowledge_search"),
+    context: { elevated: false, run_id: "", step_no: 1 },
+    entities: entitiesFor({ tenantId: "bench", userId: "bench-user", roles: ["member"], resource: { type: "tool", id: "knowledge_search" }, toolSafety: "read" }),
+  });
+  const local: number[] = [];
+  for (let i = 0; i < samples + 50; i++) {
+    const t0 = performance.now();
+    const answer = engine.authorize("bench@1", request());
+    if (i >= 50) local.push(performance.now() - t0);
+    if (!answer.permit) throw new Error("the default set did not permit a member to read the knowledge base");
+  }
+  const addr = bench.platform.services.policy.ready.addr;
+  if (!addr) throw new Error("the policy service did not report its address");
+  const pdp = createPolicyDecisionApi(addr);
+  try {
+    const remote: number[] = [];
+    for (let i = 0; i < samples + 50; i++) {
+      const t0 = performance.now();
+      const d = await pdp.decide({
+        principal: { tenantId: "bench", userId: "bench-user", roles: ["member"], rolesFromToken: true },
+        action: "knowledge.document.read",
+        resource: { type: "tool", id: "knowledge_search" },
+        context: { tool_safety: "read" },
+      });
+      if (i >= 50) remote.push(performance.now() - t0);
+      if (!d.permit) throw new Error(`the PDP denied a member (${d.code})`);
+    }
+    return { inProcess: summarize(local), grpc: summarize(remote) };
+  } finally {
+    pdp.close();
+  }
+}

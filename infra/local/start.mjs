@@ -63,24 +63,50 @@ Then read the run (queued -> running -> succeeded) and its events:
 
 Press Ctrl-C to stop.
 `);
+  // Supervise: a service that dies is started again on the same address (at most 5 times a minute), as an
+  // orchestrator would; the others reconnect to it by themselves.
+  const { startService } = require("./launcher.cjs");
+  const gatewayPort = url.slice(url.lastIndexOf(":") + 1);
+  const envOf = {
+    policy: { ...env, POLICY_ADDR: platform.policyAddr },
+    "tool-exec": { ...env, POLICY_ADDR: platform.policyAddr, TOOL_EXEC_ADDR: platform.toolExecAddr },
+    "agent-runner": { ...env, TOOL_EXEC_ADDR: platform.toolExecAddr },
+    gateway: { ...env, POLICY_ADDR: platform.policyAddr, GATEWAY_PORT: gatewayPort },
+  };
+  const current = Object.values(platform.services);
+  const restarts = [];
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     say("stopping");
-    await platform.stop();
+    for (const s of [...current].reverse()) await s.stop();
     process.exit(0);
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  for (const s of Object.values(platform.services)) {
-    s.child.on("exit", (code) => {
-      if (!stopping) {
-        say(`${s.service} exited (code ${code}); see ${logDir}/${s.service}.log. Stopping.`);
+  const supervise = (s) => {
+    s.child.on("exit", async (code, signal) => {
+      if (stopping) return;
+      const now = Date.now();
+      restarts.push(now);
+      while (restarts[0] < now - 60_000) restarts.shift();
+      if (restarts.length > 5) {
+        say(`${s.service} exited (code ${code}, signal ${signal}) and services keep dying; see ${logDir}. Stopping.`);
+        return void stop();
+      }
+      say(`${s.service} exited (code ${code}, signal ${signal}); starting it again (see ${logDir}/${s.service}.log)`);
+      try {
+        const next = await startService(s.service, envOf[s.service], { logFile: join(logDir, `${s.service}.log`) });
+        current[current.indexOf(s)] = next;
+        supervise(next);
+      } catch (err) {
+        say(`could not restart ${s.service}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}. Stopping.`);
         void stop();
       }
     });
-  }
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  current.forEach(supervise);
 }
 
 main().catch((err) => {

@@ -9,6 +9,25 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
+/** Appends a run's run.queued without its agent.run.requested, as if the bus had lost the command. */
+async function appendOrphanRun(pool: pg.Pool, namespace: string, input: string, deadlineSeconds: number): Promise<string> {
+  const runId = randomUUID();
+  const createdAt = nowMicros();
+  await appendRunEvents(pool, {
+    runId,
+    tenantId: "acme",
+    state: initialRunState,
+    events: [
+      {
+        type: "run.queued",
+        data: { input, mode: "agent", response_language: null, created_by: "uma", created_at: createdAt, deadline_at: addSeconds(createdAt, deadlineSeconds), thread_id: null },
+      },
+    ],
+    namespace,
+  });
+  return runId;
+}
+
 const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
 
 // Order matters: the provider's breaker counts failures across runs, so the deadline case (an abort, which
@@ -75,21 +94,7 @@ describe("model unavailable, deadlines and the reaper", () => {
   it("a run whose command was lost is requested again by the reaper and then driven", async () => {
     const pool = new pg.Pool({ connectionString: platform.databaseUrl });
     try {
-      const runId = randomUUID();
-      const createdAt = nowMicros();
-      // Appended without its agent.run.requested: as if JetStream had lost the message.
-      await appendRunEvents(pool, {
-        runId,
-        tenantId: "acme",
-        state: initialRunState,
-        events: [
-          {
-            type: "run.queued",
-            data: { input: "lost command", mode: "agent", response_language: null, created_by: "uma", created_at: createdAt, deadline_at: addSeconds(createdAt, 60), thread_id: null },
-          },
-        ],
-        namespace: platform.namespace,
-      });
+      const runId = await appendOrphanRun(pool, platform.namespace, "lost command", 60);
       const done = await waitFor(async () => {
         const r = await platform.http("GET", `/v1/agents/runs/${runId}`, { token });
         return r.body.state === "succeeded" ? r.body : undefined;
@@ -105,21 +110,8 @@ describe("model unavailable, deadlines and the reaper", () => {
   it("60402 by the reaper: a run nobody drives is failed after its deadline, with the event appended", async () => {
     const pool = new pg.Pool({ connectionString: platform.databaseUrl });
     try {
-      const runId = randomUUID();
-      const createdAt = nowMicros();
       // A run whose command never reached the bus: only the reaper can end it.
-      await appendRunEvents(pool, {
-        runId,
-        tenantId: "acme",
-        state: initialRunState,
-        events: [
-          {
-            type: "run.queued",
-            data: { input: "orphan", mode: "agent", response_language: null, created_by: "uma", created_at: createdAt, deadline_at: addSeconds(createdAt, 1), thread_id: null },
-          },
-        ],
-        namespace: platform.namespace,
-      });
+      const runId = await appendOrphanRun(pool, platform.namespace, "orphan", 1);
       const failed = await waitFor(async () => {
         const r = await platform.http("GET", `/v1/agents/runs/${runId}`, { token });
         return r.body.state === "failed" ? r.body : undefined;

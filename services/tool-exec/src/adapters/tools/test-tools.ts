@@ -15,6 +15,15 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
     { key: Type.String({ minLength: 1, maxLength: 100 }), delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5000 })) },
     { additionalProperties: false },
   );
+  /** Counts one real execution for (run, key) and returns the count so far. */
+  const countExecution = async (runId: string, key: string): Promise<number> => {
+    const { rows } = await pool.query<{ count: number }>(
+      `INSERT INTO test_side_effects (run_id, key, count) VALUES ($1, $2, 1)
+       ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1 RETURNING count`,
+      [runId, key],
+    );
+    return rows[0].count;
+  };
   const NoInput = Type.Object({ note: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false });
   return [
     {
@@ -30,12 +39,7 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       exploration: false,
       async run(ctx, input: { key: string; delay_ms?: number }) {
         if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
-        const { rows } = await pool.query<{ count: number }>(
-          `INSERT INTO test_side_effects (run_id, key, count) VALUES ($1, $2, 1)
-           ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1 RETURNING count`,
-          [ctx.runId, input.key],
-        );
-        return { result: { key: input.key, count: rows[0].count } };
+        return { result: { key: input.key, count: await countExecution(ctx.runId, input.key) } };
       },
     },
     {
@@ -65,12 +69,7 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       requireConfirmation: true,
       exploration: false,
       async run(ctx, input: { key: string }) {
-        const { rows } = await pool.query<{ count: number }>(
-          `INSERT INTO test_side_effects (run_id, key, count) VALUES ($1, $2, 1)
-           ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1 RETURNING count`,
-          [ctx.runId, `write:${input.key}`],
-        );
-        return { result: { written: input.key, count: rows[0].count } };
+        return { result: { written: input.key, count: await countExecution(ctx.runId, `write:${input.key}`) } };
       },
     },
     {

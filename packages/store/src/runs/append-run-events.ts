@@ -1,9 +1,9 @@
+import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
-import { inTransaction } from "@steward/platform";
-import { appendToStream } from "../event-store/append-to-stream";
-import { enqueueOutbox, type OutboxMessage } from "../outbox/enqueue";
-import { projectRun } from "./project-run";
+import { ConcurrencyError } from "@steward/platform";
+import type { OutboxMessage } from "../outbox/enqueue";
+import { RUN_COLUMNS, RUN_UPSERT, runRowPlaceholders, runRowValues } from "./project-run";
 
 export interface AppendRunEventsInput {
   readonly runId: string;
@@ -41,27 +41,79 @@ export function eventMessage(namespace: string, event: StoredRunEvent): OutboxMe
   };
 }
 
+const UNIQUE_VIOLATION = "23505";
+
 /**
- * The one write path of a run: in one transaction, append the events (optimistic concurrency on the
- * state's version), put their bus copies and any commands in the outbox, and update the runs projection.
+ * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
+ * a racing appender hits the unique (stream_id, version) constraint), their bus copies (the same shape as
+ * `eventMessage`) and the commands in the outbox, and the runs projection from the fold — all or nothing.
+ */
+const APPEND_RUN_EVENTS = `
+WITH input AS (
+  SELECT e.event_id, $3::int + e.ord::int AS version, e.type, e.data
+    FROM unnest($4::uuid[], $5::text[], $6::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, ord)),
+ins AS (
+  INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
+  SELECT i.event_id, $1, $2, i.version, i.type, i.data, $7::jsonb FROM input i
+   WHERE (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1) = $3
+  RETURNING event_id, version, type, data, recorded_at),
+copies AS (
+  INSERT INTO outbox (subject, msg_id, payload, headers)
+  SELECT $8 || ins.type, ins.event_id::text,
+         jsonb_build_object('type', ins.type, 'data', ins.data, 'metadata', $7::jsonb || jsonb_build_object(
+           'event_id', ins.event_id, 'run_id', $1::uuid, 'tenant_id', $2::text, 'seq', ins.version,
+           'recorded_at', to_char(ins.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))::text,
+         $9::jsonb || jsonb_build_object('Steward-Run-Id', $1::text, 'Steward-Event-Type', ins.type, 'Steward-Seq', ins.version::text)
+    FROM ins ORDER BY ins.version),
+commands AS (
+  INSERT INTO outbox (subject, msg_id, payload, headers)
+  SELECT c.subject, c.msg_id, c.payload, c.headers
+    FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS c(subject, msg_id, payload, headers, ord)
+   WHERE EXISTS (SELECT 1 FROM ins) ORDER BY c.ord),
+projection AS (
+  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowPlaceholders(14)} WHERE EXISTS (SELECT 1 FROM ins)
+  ${RUN_UPSERT})
+SELECT event_id, version, recorded_at FROM ins ORDER BY version`;
+
+/**
+ * The one write path of a run: append the events with optimistic concurrency on the state's version, put
+ * their bus copies and any commands in the outbox, and update the runs projection — in one statement.
  */
 export async function appendRunEvents(pool: Pool, input: AppendRunEventsInput): Promise<AppendRunEventsResult> {
   const state = foldRun(input.events, input.state);
-  const stored = await inTransaction(pool, async (client) => {
-    const events = await appendToStream(client, {
-      streamId: input.runId,
-      tenantId: input.tenantId,
-      expectedVersion: input.state.version,
-      events: input.events,
-      traceparent: input.traceparent,
-    });
-    await enqueueOutbox(client, [...events.map((e) => eventMessage(input.namespace, e)), ...(input.commands ?? [])]);
-    await projectRun(
-      client,
-      { id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash },
-      state,
-    );
-    return events;
-  });
-  return { events: stored, state };
+  const names = busNames(input.namespace);
+  const ids = input.events.map(() => randomUUID());
+  const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
+  const commands = input.commands ?? [];
+  let rows: Array<{ event_id: string; version: number; recorded_at: string }>;
+  try {
+    const result = await pool.query<{ event_id: string; version: number; recorded_at: string }>(APPEND_RUN_EVENTS, [
+      input.runId,
+      input.tenantId,
+      input.state.version,
+      ids,
+      input.events.map((e) => e.type),
+      input.events.map((e) => JSON.stringify(e.data)),
+      JSON.stringify(metadata),
+      names.runEvent(input.runId, ""),
+      JSON.stringify(input.traceparent ? { traceparent: input.traceparent } : {}),
+      commands.map((c) => c.subject),
+      commands.map((c) => c.msgId),
+      commands.map((c) => JSON.stringify(c.payload)),
+      commands.map((c) => JSON.stringify(c.headers)),
+      ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
+    ]);
+    rows = result.rows;
+  } catch (err) {
+    if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "events_stream_version") {
+      throw new ConcurrencyError(input.runId, input.state.version, { cause: err });
+    }
+    throw err;
+  }
+  if (rows.length !== input.events.length) throw new ConcurrencyError(input.runId, input.state.version);
+  const events = input.events.map((event, i) => ({
+    ...event,
+    metadata: { event_id: ids[i], run_id: input.runId, tenant_id: input.tenantId, seq: rows[i].version, recorded_at: rows[i].recorded_at, ...metadata },
+  })) as StoredRunEvent[];
+  return { events, state };
 }

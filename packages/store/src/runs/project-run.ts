@@ -1,47 +1,61 @@
 import type { PoolClient } from "pg";
 import type { RunState } from "@steward/contract";
 
+export interface RunRowKey {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly idempotencyKey?: string | null;
+  readonly requestHash?: string | null;
+}
+
+/** The runs columns the projection writes, in the order of `runRowValues`. */
+export const RUN_COLUMNS = `id, tenant_id, created_by, thread_id, state, mode, input, response_language, created_at,
+  started_at, finished_at, deadline_at, output, error, usage, version, idempotency_key, request_hash,
+  elevation_session_id, awaiting_since`;
+
+/** What an existing row takes from a new fold (the idempotency record and an open run's lease are kept). */
+export const RUN_UPSERT = `ON CONFLICT (id) DO UPDATE SET
+  created_by = excluded.created_by, thread_id = excluded.thread_id, mode = excluded.mode, input = excluded.input,
+  response_language = excluded.response_language, created_at = excluded.created_at,
+  elevation_session_id = excluded.elevation_session_id,
+  state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
+  output = excluded.output, error = excluded.error, usage = excluded.usage, version = excluded.version,
+  deadline_at = excluded.deadline_at, awaiting_since = excluded.awaiting_since,
+  lease_owner = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_owner END,
+  lease_until = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_until END`;
+
+/** The values of RUN_COLUMNS for a folded run. */
+export function runRowValues(run: RunRowKey, state: RunState): unknown[] {
+  return [
+    run.id,
+    run.tenantId,
+    state.created_by,
+    state.thread_id,
+    state.status,
+    state.mode,
+    state.input,
+    state.response_language,
+    state.created_at,
+    state.started_at,
+    state.finished_at,
+    state.deadline_at,
+    state.output === null ? null : JSON.stringify(state.output),
+    state.error === null ? null : JSON.stringify(state.error),
+    JSON.stringify(state.usage),
+    state.version,
+    run.idempotencyKey ?? null,
+    run.requestHash ?? null,
+    state.elevation_session_id,
+    state.awaiting?.since ?? null,
+  ];
+}
+
+/** `$from, $from+1, …` for the 20 run columns. */
+export function runRowPlaceholders(from: number): string {
+  return Array.from({ length: 20 }, (_, i) => `$${from + i}`).join(", ");
+}
+
 /** Writes the runs read model from the folded state, in the caller's transaction. */
-export async function projectRun(
-  client: PoolClient,
-  run: { id: string; tenantId: string; idempotencyKey?: string | null; requestHash?: string | null },
-  state: RunState,
-): Promise<void> {
-  await client.query(
-    `INSERT INTO runs (id, tenant_id, created_by, thread_id, state, mode, input, response_language, created_at,
-                       started_at, finished_at, deadline_at, output, error, usage, version, idempotency_key, request_hash,
-                       elevation_session_id, awaiting_since)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-     ON CONFLICT (id) DO UPDATE SET
-       created_by = excluded.created_by, thread_id = excluded.thread_id, mode = excluded.mode, input = excluded.input,
-       response_language = excluded.response_language, created_at = excluded.created_at,
-       elevation_session_id = excluded.elevation_session_id,
-       state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
-       output = excluded.output, error = excluded.error, usage = excluded.usage, version = excluded.version,
-       deadline_at = excluded.deadline_at, awaiting_since = excluded.awaiting_since,
-       lease_owner = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_owner END,
-       lease_until = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_until END`,
-    [
-      run.id,
-      run.tenantId,
-      state.created_by,
-      state.thread_id,
-      state.status,
-      state.mode,
-      state.input,
-      state.response_language,
-      state.created_at,
-      state.started_at,
-      state.finished_at,
-      state.deadline_at,
-      state.output === null ? null : JSON.stringify(state.output),
-      state.error === null ? null : JSON.stringify(state.error),
-      JSON.stringify(state.usage),
-      state.version,
-      run.idempotencyKey ?? null,
-      run.requestHash ?? null,
-      state.elevation_session_id,
-      state.awaiting?.since ?? null,
-    ],
-  );
+export async function projectRun(client: PoolClient, run: RunRowKey, state: RunState): Promise<void> {
+  await client.query(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (${runRowPlaceholders(1)}) ${RUN_UPSERT}`, runRowValues(run, state));
 }

@@ -53,14 +53,6 @@ export function spawnNode(
   });
 }
 
-export function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
+/** Asks a child to stop, and kills it after a grace period: the launcher's, shared with `npm start` and the tests. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const stopChild = (require("../../infra/local/launcher.cjs") as { stopChild(child: ChildProcess, graceMs?: number): Promise<void> }).stopChild;

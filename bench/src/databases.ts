@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { ensureDatabase, migrate } from "@steward/store";
+import { dropDatabase, ensureDatabase, migrate } from "@steward/store";
 
 /** The server the bench creates its database on (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else local). */
 export const serverUrl =
@@ -23,24 +22,7 @@ export async function freshDatabase(): Promise<BenchDatabase> {
   return {
     name,
     url: url.toString(),
-    async drop() {
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      try {
-        const deadline = Date.now() + 10_000;
-        while (Date.now() < deadline) {
-          const { rows } = await admin.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-            [name],
-          );
-          if (rows[0].n === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await admin.end();
-      }
-    },
+    drop: () => dropDatabase(url.toString()),
   };
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { ensureDatabase, migrate } from "@steward/store";
+import { dropDatabase, ensureDatabase, migrate } from "@steward/store";
 
 /** The server the suites create their databases on. */
 export const serverUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -21,26 +21,7 @@ export async function freshDatabase(prefix = "steward_test"): Promise<{ url: str
   await migrate(url);
   return {
     url,
-    async drop() {
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      try {
-        // pool.end() resolves before its backends are gone; a FORCE drop at that moment would terminate a
-        // client still attached to a pool, which then emits an unhandled error. Wait (bounded) for idle.
-        const deadline = Date.now() + 10_000;
-        while (Date.now() < deadline) {
-          const { rows } = await admin.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-            [name],
-          );
-          if (rows[0].n === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await admin.end();
-      }
-    },
+    drop: () => dropDatabase(url),
   };
 }
 

@@ -1,4 +1,4 @@
-export { migrate, ensureDatabase, migrationsDir } from "./migrate/migrate";
+export { migrate, ensureDatabase, dropDatabase, migrationsDir } from "./migrate/migrate";
 export { appendToStream, type AppendOptions } from "./event-store/append-to-stream";
 export { readStream } from "./event-store/read-stream";
 export { readAll, type PositionedEvent } from "./event-store/read-all";

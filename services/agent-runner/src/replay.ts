@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
-import { ConfigError, commonConfig, createPool, readConfig, type Pool } from "@steward/platform";
+import type { Pool } from "@steward/platform";
 import { readStream } from "@steward/store";
 import { replayRun, type ReplayReport } from "./app/replay-run";
+import { runCli, UsageError } from "./cli";
 
 const USAGE = [
   "usage: npm run replay -- <run_id> [<run_id>...]",
@@ -11,13 +12,6 @@ const USAGE = [
 ].join("\n");
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
 
 function parseCommandLine(argv: string[]): { runIds: string[] } | { allFinished: true; limit: number | null } {
   const { values, positionals } = parseArgs({
@@ -55,54 +49,31 @@ function verdict(report: ReplayReport): string {
   return report.divergence ? `DIVERGED at seq ${report.divergence.seq}` : "DIVERGED";
 }
 
-async function main(argv: string[]): Promise<number> {
-  let command: ReturnType<typeof parseCommandLine>;
-  let databaseUrl: string;
-  try {
-    command = parseCommandLine(argv);
-    databaseUrl = readConfig({ DATABASE_URL: commonConfig.DATABASE_URL }).DATABASE_URL;
-  } catch (err) {
-    if (!(err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"))) throw err;
-    if ((err as Error).message) process.stderr.write(`${(err as Error).message}\n`);
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
-  }
-  const pool = createPool(databaseUrl, { max: 2, applicationName: "steward-replay" });
-  try {
-    const runIds = "runIds" in command ? command.runIds : await finishedRunIds(pool, command.limit);
-    const counts = { same: 0, diverged: 0, unfinished: 0, missing: 0 };
-    for (const runId of runIds) {
-      const events = await readStream(pool, runId, { limit: 1_000_000 });
-      if (events.length === 0) {
-        counts.missing++;
-        process.stdout.write(`${runId} missing\n`);
-        continue;
-      }
-      const report = replayRun(events);
-      const said = verdict(report);
-      process.stdout.write(`${runId} ${report.recordedState.status} ${said}\n`);
-      if (said === "same") counts.same++;
-      else if (said === "unfinished") counts.unfinished++;
-      else counts.diverged++;
-      if (report.divergence) {
-        process.stderr.write(`${runId} seq ${report.divergence.seq}\n  expected: ${report.divergence.expected}\n  recorded: ${report.divergence.actual}\n`);
-      }
+/** Replays each run and prints one line per run and a summary; 0 when every run is the same. */
+async function replay(pool: Pool, command: ReturnType<typeof parseCommandLine>): Promise<number> {
+  const runIds = "runIds" in command ? command.runIds : await finishedRunIds(pool, command.limit);
+  const counts = { same: 0, diverged: 0, unfinished: 0, missing: 0 };
+  for (const runId of runIds) {
+    const events = await readStream(pool, runId, { limit: 1_000_000 });
+    if (events.length === 0) {
+      counts.missing++;
+      process.stdout.write(`${runId} missing\n`);
+      continue;
     }
-    process.stdout.write(
-      `${runIds.length} runs replayed: ${counts.same} same, ${counts.diverged} diverged, ${counts.unfinished} unfinished, ${counts.missing} missing\n`,
-    );
-    return counts.same === runIds.length ? 0 : 1;
-  } finally {
-    await pool.end();
+    const report = replayRun(events);
+    const said = verdict(report);
+    process.stdout.write(`${runId} ${report.recordedState.status} ${said}\n`);
+    if (said === "same") counts.same++;
+    else if (said === "unfinished") counts.unfinished++;
+    else counts.diverged++;
+    if (report.divergence) {
+      process.stderr.write(`${runId} seq ${report.divergence.seq}\n  expected: ${report.divergence.expected}\n  recorded: ${report.divergence.actual}\n`);
+    }
   }
+  process.stdout.write(
+    `${runIds.length} runs replayed: ${counts.same} same, ${counts.diverged} diverged, ${counts.unfinished} unfinished, ${counts.missing} missing\n`,
+  );
+  return counts.same === runIds.length ? 0 : 1;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`replay failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+runCli("replay", USAGE, parseCommandLine, replay);

@@ -60,3 +60,30 @@ export async function ensureDatabase(connectionString: string): Promise<void> {
     await admin.end();
   }
 }
+
+/**
+ * Drops the database named in the URL, for test suites and benchmarks that create their own. Waits (at most
+ * `idleTimeoutMs`) for its other sessions to end first: a pool's `end()` resolves before its backends are
+ * gone, and a FORCE drop at that moment would kill a client a pool still holds.
+ */
+export async function dropDatabase(connectionString: string, idleTimeoutMs = 10_000): Promise<void> {
+  const url = new URL(connectionString);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  url.pathname = "/postgres";
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    const deadline = Date.now() + idleTimeoutMs;
+    while (Date.now() < deadline) {
+      const { rows } = await admin.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        [name],
+      );
+      if (rows[0].n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await admin.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}

@@ -3,7 +3,7 @@ import type { Pool } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError } from "@steward/platform";
 import type { OutboxMessage } from "../outbox/enqueue";
-import { RUN_COLUMNS, RUN_UPSERT, runRowPlaceholders, runRowValues } from "./project-run";
+import { RUN_COLUMNS, RUN_UPSERT, runRowParams, runRowValues } from "./project-run";
 
 export interface AppendRunEventsInput {
   readonly runId: string;
@@ -71,7 +71,7 @@ commands AS (
     FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS c(subject, msg_id, payload, headers, ord)
    WHERE EXISTS (SELECT 1 FROM ins) ORDER BY c.ord),
 projection AS (
-  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowPlaceholders(14)} WHERE EXISTS (SELECT 1 FROM ins)
+  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(14)} WHERE EXISTS (SELECT 1 FROM ins)
   ${RUN_UPSERT})
 SELECT event_id, version, recorded_at FROM ins ORDER BY version`;
 

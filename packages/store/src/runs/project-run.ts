@@ -50,12 +50,12 @@ export function runRowValues(run: RunRowKey, state: RunState): unknown[] {
   ];
 }
 
-/** `$from, $from+1, …` for the 20 run columns. */
-export function runRowPlaceholders(from: number): string {
+/** The SQL parameter list `$from, $from+1, …` of the 20 run columns. */
+export function runRowParams(from: number): string {
   return Array.from({ length: 20 }, (_, i) => `$${from + i}`).join(", ");
 }
 
 /** Writes the runs read model from the folded state, in the caller's transaction. */
 export async function projectRun(client: PoolClient, run: RunRowKey, state: RunState): Promise<void> {
-  await client.query(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (${runRowPlaceholders(1)}) ${RUN_UPSERT}`, runRowValues(run, state));
+  await client.query(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (${runRowParams(1)}) ${RUN_UPSERT}`, runRowValues(run, state));
 }

@@ -51,6 +51,8 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}): 
     LOG_LEVEL: "info",
     // Several suites may hold platforms at once; keep each one's share of PostgreSQL's connections small.
     PG_POOL_MAX: "4",
+    // Health ports picked by each process: a suite may run several runners.
+    HEALTH_PORT: "0",
     ...extraEnv,
   };
   const running = await launcher.startPlatform(env).catch(async (err: unknown) => {

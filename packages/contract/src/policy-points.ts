@@ -11,6 +11,7 @@ export const policyPoints = [
   "dataset.read",
   "audit.decision.read",
   "policy.admin",
+  "platform.status.read",
 ] as const;
 
 /** A tool of a mounted MCP server has its own point: `mcp.<server>.<tool>`. */

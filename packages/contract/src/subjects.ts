@@ -14,6 +14,8 @@ export interface BusNames {
   runDeltas(runId: string): string;
   readonly allEvents: string;
   readonly deadLetterRunRequested: string;
+  /** Core NATS request answered by every live service instance with its readiness (the status route). */
+  readonly statusPing: string;
 }
 
 export function busNames(namespace = ""): BusNames {
@@ -30,5 +32,6 @@ export function busNames(namespace = ""): BusNames {
     runDeltas: (runId) => `${s}agent.deltas.${runId}`,
     allEvents: `${s}agent.events.>`,
     deadLetterRunRequested: `${s}agent.dlq.run.requested`,
+    statusPing: `${s}steward.status.ping`,
   };
 }

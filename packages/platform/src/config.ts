@@ -108,3 +108,11 @@ export const commonConfig = {
   /** Connections this process may hold in its PostgreSQL pool. */
   PG_POOL_MAX: env.int(1, 500, 10),
 };
+
+/** Where a service serves `/healthz` and `/readyz` when its main port is not HTTP; port 0 picks a free one. */
+export function healthConfig(defaultPort: number) {
+  return {
+    HEALTH_HOST: env.string("127.0.0.1"),
+    HEALTH_PORT: env.port(defaultPort),
+  };
+}

@@ -1,4 +1,4 @@
-export { readConfig, env, commonConfig, ConfigError, stewardEnvironments, type StewardEnv, type Parser } from "./config";
+export { readConfig, env, commonConfig, healthConfig, ConfigError, stewardEnvironments, type StewardEnv, type Parser } from "./config";
 export { createLogger, type Logger } from "./logger";
 export {
   StewardError,
@@ -11,8 +11,10 @@ export {
   RateLimitedError,
   ConcurrencyError,
 } from "./errors";
-export { createPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient } from "./pg/pool";
-export { connectNats, type NatsConnection } from "./nats/connect";
+export { createPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
+export { isPostgresUnavailable } from "./pg/transient";
+export { connectNats, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
+export { watchNatsLink, type NatsLink } from "./nats/link";
 export {
   ensureStream,
   ensureConsumer,
@@ -22,4 +24,9 @@ export {
   type RunnerConsumerOptions,
 } from "./nats/provision";
 export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
-export { onShutdown } from "./shutdown";
+export { onShutdown, type ShutdownOptions } from "./shutdown";
+export { createReadiness, up, down, type Readiness, type ReadinessReport, type CheckResult, type Check } from "./health/readiness";
+export { serveHealth, type HealthServer } from "./health/serve";
+export { postgresCheck, linkCheck, channelCheck } from "./health/checks";
+export { answerStatusPings, type InstanceStatus } from "./health/status-responder";
+export { retryUntilUp, type RetryOptions } from "./retry";

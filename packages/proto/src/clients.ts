@@ -1,4 +1,4 @@
-import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { connectivityState, credentials, Metadata, type Client, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
 import { PolicyDecisionClient, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
 import {
   PolicyAdminClient,
@@ -33,6 +33,34 @@ export interface CallOptions {
   readonly waitForReady?: boolean;
 }
 
+/**
+ * A restarted peer is found again within about two seconds: grpc-js would otherwise back off up to two
+ * minutes between reconnect attempts.
+ */
+const channelOptions: ChannelOptions = {
+  "grpc.initial_reconnect_backoff_ms": 250,
+  "grpc.max_reconnect_backoff_ms": 2000,
+};
+
+/** A channel's state as the readiness checks report it. */
+export type ChannelState = "idle" | "connecting" | "ready" | "transient_failure" | "shutdown";
+
+function stateOf(client: Client): ChannelState {
+  // Asking with tryToConnect=true wakes an idle channel, so a peer that came back is noticed.
+  switch (client.getChannel().getConnectivityState(true)) {
+    case connectivityState.IDLE:
+      return "idle";
+    case connectivityState.CONNECTING:
+      return "connecting";
+    case connectivityState.READY:
+      return "ready";
+    case connectivityState.TRANSIENT_FAILURE:
+      return "transient_failure";
+    default:
+      return "shutdown";
+  }
+}
+
 function metadataOf(options: CallOptions): Metadata {
   const md = new Metadata();
   if (options.traceparent) md.set("traceparent", options.traceparent);
@@ -53,14 +81,16 @@ function unary<Req, Res>(
 
 export interface PolicyDecisionApi {
   decide(req: DecideRequest, options?: CallOptions): Promise<DecideResponse>;
+  state(): ChannelState;
   close(): void;
 }
 
 /** A promise-returning client of the PolicyDecision service. */
 export function createPolicyDecisionApi(address: string): PolicyDecisionApi {
-  const client = new PolicyDecisionClient(address, credentials.createInsecure());
+  const client = new PolicyDecisionClient(address, credentials.createInsecure(), channelOptions);
   return {
     decide: (req, options = {}) => unary(client.decide.bind(client), req, options),
+    state: () => stateOf(client),
     close: () => client.close(),
   };
 }
@@ -68,15 +98,17 @@ export function createPolicyDecisionApi(address: string): PolicyDecisionApi {
 export interface ToolExecApi {
   listTools(options?: CallOptions): Promise<ListToolsResponse>;
   invoke(req: InvokeRequest, options?: CallOptions): Promise<InvokeResponse>;
+  state(): ChannelState;
   close(): void;
 }
 
 /** A promise-returning client of the ToolExec service. */
 export function createToolExecApi(address: string): ToolExecApi {
-  const client = new ToolExecClient(address, credentials.createInsecure());
+  const client = new ToolExecClient(address, credentials.createInsecure(), channelOptions);
   return {
     listTools: (options = {}) => unary(client.listTools.bind(client), {}, options),
     invoke: (req, options = {}) => unary(client.invoke.bind(client), req, options),
+    state: () => stateOf(client),
     close: () => client.close(),
   };
 }
@@ -96,7 +128,7 @@ export interface PolicyAdminApi {
 
 /** A promise-returning client of the PolicyAdmin service. */
 export function createPolicyAdminApi(address: string): PolicyAdminApi {
-  const client = new PolicyAdminClient(address, credentials.createInsecure());
+  const client = new PolicyAdminClient(address, credentials.createInsecure(), channelOptions);
   const call =
     <Req, Res>(method: keyof PolicyAdminClient) =>
     (req: Req, options: CallOptions = {}): Promise<Res> =>

@@ -38,4 +38,5 @@ export {
   type PolicyDecisionApi,
   type ToolExecApi,
   type CallOptions,
+  type ChannelState,
 } from "./clients";

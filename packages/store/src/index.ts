@@ -8,9 +8,10 @@ export { appendRunEvents, eventMessage, type AppendRunEventsInput, type AppendRu
 export { projectRun } from "./runs/project-run";
 export { rebuildRunsProjection } from "./runs/rebuild-projection";
 export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";
-export { findOverdueRuns, findUnansweredRuns, redriveQueuedRuns } from "./runs/overdue";
-export { claimRun, extendLease, releaseLease, type ClaimOutcome } from "./runs/lease";
+export { findOverdueRuns, findUnansweredRuns, redriveStrandedRuns } from "./runs/overdue";
+export { claimRun, extendLease, extendLeases, releaseLease, type ClaimOutcome } from "./runs/lease";
 export { chunkText } from "./knowledge/chunk";
 export { addDocument } from "./knowledge/add-document";
 export { searchKnowledge } from "./knowledge/search";
 export { listDocuments, deleteDocument, type DocumentSummary } from "./knowledge/documents";
+export { readBacklog, type Backlog } from "./status/backlog";

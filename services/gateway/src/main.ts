@@ -1,27 +1,38 @@
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { busNames } from "@steward/contract";
 import {
   ConfigError,
+  answerStatusPings,
+  channelCheck,
   commonConfig,
   connectNats,
   createLogger,
   createPool,
+  createReadiness,
   env,
+  linkCheck,
   onShutdown,
+  postgresCheck,
   provisionTopology,
   readConfig,
+  retryUntilUp,
+  watchNatsLink,
+  type NatsConnection,
 } from "@steward/platform";
 import { createPolicyAdminApi, createPolicyDecisionApi } from "@steward/proto";
-import { createOutboxRelay } from "@steward/store";
+import { createOutboxRelay, readBacklog } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
 import { createRunHandler } from "./app/create-run";
 import { createRunControls } from "./app/control-run";
+import { createPlatformStatus } from "./app/platform-status";
 import { developmentSecret } from "./dev-secret";
-import { createRunFeed } from "./adapters/nats/run-feed";
+import { createDeferredRunFeed } from "./adapters/nats/run-feed";
+import { createBusProbe } from "./adapters/nats/platform-probe";
 
-async function main(): Promise<void> {
+function readGatewayConfig() {
   const config = readConfig({
     ...commonConfig,
     GATEWAY_PORT: env.port(8080),
@@ -41,37 +52,85 @@ async function main(): Promise<void> {
   if (production && !config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
     throw new ConfigError("STEWARD_JWT_SECRET", `or STEWARD_JWKS_URL is required when STEWARD_ENV is ${config.STEWARD_ENV}`);
   }
+  return config;
+}
+
+/**
+ * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
+ * commands until NATS does); NATS is joined whenever it answers; /readyz says what is missing.
+ */
+async function main(): Promise<void> {
+  const config = readGatewayConfig();
   const logger = createLogger("gateway", config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-gateway", max: config.PG_POOL_MAX });
-  const nc = await connectNats(config.NATS_URL, "steward-gateway");
-  await provisionTopology(nc, busNames(config.STEWARD_NATS_NAMESPACE));
-  const relay = createOutboxRelay({ pool, nc, connectionString: config.DATABASE_URL, logger });
-  await relay.start();
+  const names = busNames(config.STEWARD_NATS_NAMESPACE);
+  const instance = `gateway-${randomUUID().slice(0, 8)}`;
+  const pool = createPool(config.DATABASE_URL, {
+    applicationName: "steward-gateway",
+    max: config.PG_POOL_MAX,
+    onError: (err) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost"),
+  });
   const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
   const policyAdmin = createPolicyAdminApi(config.POLICY_ADDR);
+  const readiness = createReadiness();
+  readiness.add("postgres", postgresCheck(pool));
+  readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
+  const nats = readiness.pending("nats", "connecting to NATS");
+  const feed = createDeferredRunFeed(names);
+  let nc: NatsConnection | undefined;
   const authenticate = createAuthenticator({
     secret: config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(join(config.STEWARD_HOME, "dev-jwt-secret")),
     jwksUrl: config.STEWARD_JWKS_URL,
     issuer: config.STEWARD_JWT_ISSUER,
     audience: config.STEWARD_JWT_AUDIENCE,
   });
+  const authorize = createAuthorizer({ pdp, logger });
   const app = buildApp({
     logger,
     pool,
     authenticate,
-    authorize: createAuthorizer({ pdp, logger }),
+    authorize,
     policyAdmin,
     controls: createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE }),
-    feed: createRunFeed(nc, busNames(config.STEWARD_NATS_NAMESPACE)),
+    feed,
     createRun: createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS }),
-    ready: async () => {
-      await pool.query("SELECT 1");
-      return !nc.isClosed();
-    },
+    readiness,
+    platformStatus: createPlatformStatus({
+      gateway: () => readiness.report(),
+      backlog: () => readBacklog(pool),
+      bus: createBusProbe(() => nc, names),
+    }),
   });
   const address = await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
-  logger.info({ addr: address }, "listening");
-  onShutdown(logger, [() => app.close(), () => relay.stop(), () => nc.drain(), async () => pdp.close(), async () => policyAdmin.close(), () => pool.end()]);
+  logger.info({ addr: address, health: address }, "listening");
+
+  let stopRelay: (() => Promise<void>) | undefined;
+  let stopPings: (() => void) | undefined;
+  const stopping = new AbortController();
+  onShutdown(logger, [
+    async () => stopping.abort(),
+    async () => stopPings?.(),
+    () => app.close(),
+    async () => stopRelay?.(),
+    async () => nc?.drain(),
+    async () => pdp.close(),
+    async () => policyAdmin.close(),
+    () => pool.end(),
+  ]);
+
+  const conn = await connectNats(config.NATS_URL, "steward-gateway");
+  nc = conn;
+  const link = watchNatsLink(conn, logger);
+  readiness.add("nats", linkCheck("NATS", link.connected));
+  nats.done();
+  const provision = () => provisionTopology(conn, names);
+  await retryUntilUp(provision, { what: "JetStream", logger, signal: stopping.signal });
+  link.onReconnect(() => void provision().catch((err) => logger.warn({ error_class: (err as Error)?.name }, "re-provisioning failed")));
+  feed.attach(conn);
+  const relay = createOutboxRelay({ pool, nc: conn, connectionString: config.DATABASE_URL, logger });
+  await relay.start();
+  stopRelay = () => relay.stop();
+  stopPings = answerStatusPings(conn, names.statusPing, { service: "gateway", instance, readiness });
+  logger.info("ready");
 }
 
 main().catch((err) => {

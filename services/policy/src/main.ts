@@ -1,16 +1,31 @@
+import { randomUUID } from "node:crypto";
+import { busNames } from "@steward/contract";
 import {
+  answerStatusPings,
   bindGrpc,
   commonConfig,
   connectNats,
   createLogger,
   createPool,
+  createReadiness,
   env,
+  healthConfig,
+  linkCheck,
   onShutdown,
+  postgresCheck,
   readConfig,
+  serveHealth,
   shutdownGrpc,
+  watchNatsLink,
+  type NatsConnection,
 } from "@steward/platform";
 import { composePolicyService, defaultPolicyDir } from "./app/compose";
+import { deferredActivations } from "./adapters/nats/invalidation";
 
+/**
+ * Serves decisions as soon as its port is bound: a decision needs PostgreSQL (facts, the decision log), and
+ * fails closed while it is away; NATS (activations between replicas) is joined whenever it answers.
+ */
 async function main(): Promise<void> {
   const config = readConfig({
     DATABASE_URL: commonConfig.DATABASE_URL,
@@ -18,17 +33,46 @@ async function main(): Promise<void> {
     STEWARD_NATS_NAMESPACE: commonConfig.STEWARD_NATS_NAMESPACE,
     LOG_LEVEL: commonConfig.LOG_LEVEL,
     PG_POOL_MAX: commonConfig.PG_POOL_MAX,
+    ...healthConfig(8083),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
     STEWARD_POLICY_DIR: env.string(defaultPolicyDir),
   });
   const logger = createLogger("policy", config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-policy", max: config.PG_POOL_MAX });
-  const nc = await connectNats(config.NATS_URL, "steward-policy");
-  const service = composePolicyService({ pool, nc, namespace: config.STEWARD_NATS_NAMESPACE, policyDir: config.STEWARD_POLICY_DIR, logger });
+  const instance = `policy-${randomUUID().slice(0, 8)}`;
+  const readiness = createReadiness();
+  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT });
+  const pool = createPool(config.DATABASE_URL, {
+    applicationName: "steward-policy",
+    max: config.PG_POOL_MAX,
+    onError: (err) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost"),
+  });
+  readiness.add("postgres", postgresCheck(pool));
+  const activations = deferredActivations(config.STEWARD_NATS_NAMESPACE, () =>
+    logger.warn("NATS is not connected: other replicas will see the activation when their cached set ages out"),
+  );
+  const service = composePolicyService({ pool, activations, policyDir: config.STEWARD_POLICY_DIR, logger });
   const port = await bindGrpc(service.server, config.POLICY_ADDR);
   const host = config.POLICY_ADDR.slice(0, config.POLICY_ADDR.lastIndexOf(":"));
-  logger.info({ addr: `${host}:${port}` }, "listening");
-  onShutdown(logger, [() => shutdownGrpc(service.server), async () => service.close(), () => nc.drain(), () => pool.end()]);
+  logger.info({ addr: `${host}:${port}`, health: health.url }, "listening");
+
+  let nc: NatsConnection | undefined;
+  let stopPings: (() => void) | undefined;
+  const nats = readiness.pending("nats", "connecting to NATS");
+  onShutdown(logger, [
+    async () => stopPings?.(),
+    () => shutdownGrpc(service.server),
+    async () => service.close(),
+    async () => nc?.drain(),
+    () => pool.end(),
+    () => health.close(),
+  ]);
+  nc = await connectNats(config.NATS_URL, "steward-policy");
+  const link = watchNatsLink(nc, logger);
+  readiness.add("nats", linkCheck("NATS", link.connected));
+  nats.done();
+  activations.attach(nc);
+  stopPings = answerStatusPings(nc, busNames(config.STEWARD_NATS_NAMESPACE).statusPing, { service: "policy", instance, readiness });
+  logger.info("ready");
 }
 
 main().catch((err) => {

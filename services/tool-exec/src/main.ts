@@ -1,4 +1,4 @@
-import { bindGrpc, commonConfig, createLogger, createPool, env, onShutdown, readConfig, shutdownGrpc } from "@steward/platform";
+import { bindGrpc, channelCheck, commonConfig, createLogger, createPool, createReadiness, env, healthConfig, onShutdown, postgresCheck, readConfig, retryUntilUp, serveHealth, shutdownGrpc } from "@steward/platform";
 import { createPolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "./domain/registry";
 import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
@@ -9,15 +9,20 @@ import { createDatasetReader } from "./adapters/dataset/reader";
 import { parseMcpServers } from "./adapters/mcp/config";
 import { mountMcpServers } from "./adapters/mcp/mount";
 import { createPgIdempotencyStore } from "./adapters/pg/idempotency-store";
-import { createToolExecGrpcServer } from "./adapters/grpc/server";
+import { createDeferredToolExecServer } from "./adapters/grpc/server";
 import { createInvokeHandler } from "./app/invoke-tool";
 
+/**
+ * Binds its port at once and answers UNAVAILABLE until its tools are ready (PostgreSQL reached, MCP servers
+ * mounted); the PDP is asked per call, and a call while it is away is denied (fail closed).
+ */
 async function main(): Promise<void> {
   const config = readConfig({
     DATABASE_URL: commonConfig.DATABASE_URL,
     LOG_LEVEL: commonConfig.LOG_LEVEL,
     PG_POOL_MAX: commonConfig.PG_POOL_MAX,
     STEWARD_ENV: commonConfig.STEWARD_ENV,
+    ...healthConfig(8082),
     TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
     DATASET_URL: env.optional(),
@@ -35,29 +40,46 @@ async function main(): Promise<void> {
     url.password = "";
     return url.toString();
   })();
+  const logger = createLogger("tool-exec", config.LOG_LEVEL);
+  const readiness = createReadiness();
+  const starting = readiness.pending("start", "waiting for PostgreSQL and the tools");
+  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT });
+  const onError = (err: Error) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost");
   const dataset = createDatasetReader(datasetUrl, config.DATASET_SCHEMA, {
     rowLimit: config.DATASET_ROW_LIMIT,
     timeoutMs: config.DATASET_STATEMENT_TIMEOUT_MS,
   });
-  const logger = createLogger("tool-exec", config.LOG_LEVEL);
-  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX });
-  const mcp = await mountMcpServers(mcpServers, logger);
-  const registry = createToolRegistry([
-    knowledgeSearchTool(pool),
-    saveNoteTool(pool),
-    ...datasetTools(dataset, config.DATASET_NAME),
-    ...mcp.tools,
-    ...(config.STEWARD_ENV === "test" ? await testTools(pool) : []),
-  ]);
-  const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
+  const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX, onError });
   // The idempotency locks get their own pool: a held lock must never wait for a client a tool needs.
-  const lockPool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec-locks", max: config.PG_POOL_MAX });
-  const invoke = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger });
-  const server = createToolExecGrpcServer({ registry, invoke, logger });
-  const port = await bindGrpc(server, config.TOOL_EXEC_ADDR);
+  const lockPool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec-locks", max: config.PG_POOL_MAX, onError });
+  readiness.add("postgres", postgresCheck(pool));
+  const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
+  readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
+  const deferred = createDeferredToolExecServer();
+  const port = await bindGrpc(deferred.server, config.TOOL_EXEC_ADDR);
   const host = config.TOOL_EXEC_ADDR.slice(0, config.TOOL_EXEC_ADDR.lastIndexOf(":"));
-  logger.info({ addr: `${host}:${port}`, tools: registry.list().map((t) => t.name) }, "listening");
-  onShutdown(logger, [() => shutdownGrpc(server), async () => pdp.close(), () => mcp.close(), () => dataset.close(), () => lockPool.end(), () => pool.end()]);
+  logger.info({ addr: `${host}:${port}`, health: health.url }, "listening");
+  const stopping = new AbortController();
+  let closeMcp: () => Promise<void> = async () => undefined;
+  onShutdown(logger, [
+    async () => stopping.abort(),
+    () => shutdownGrpc(deferred.server),
+    async () => pdp.close(),
+    () => closeMcp(),
+    () => dataset.close(),
+    () => lockPool.end(),
+    () => pool.end(),
+    () => health.close(),
+  ]);
+
+  const mcp = await mountMcpServers(mcpServers, logger);
+  closeMcp = () => mcp.close();
+  const extra = config.STEWARD_ENV === "test" ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
+  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), ...datasetTools(dataset, config.DATASET_NAME), ...mcp.tools, ...extra]);
+  const invoke = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger });
+  deferred.attach({ registry, invoke, logger });
+  starting.done();
+  logger.info({ tools: registry.list().map((t) => t.name) }, "ready");
 }
 
 main().catch((err) => {

@@ -23,29 +23,53 @@ const types = {
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
-/** A pool whose sessions run in UTC and return timestamps as ISO strings with microseconds. */
-export function createPool(connectionString: string, options: { max?: number; applicationName?: string } = {}): pg.Pool {
-  return new pg.Pool({
+export interface PoolOptions {
+  /** Connections the pool may hold. Default 10. */
+  max?: number;
+  applicationName?: string;
+  /** How long a checkout waits for a new connection before failing, in ms. Default 5000. */
+  connectTimeoutMs?: number;
+  /** Told about a connection that died while idle (the pool drops it and opens another when needed). */
+  onError?: (err: Error) => void;
+}
+
+/**
+ * A pool whose sessions run in UTC and return timestamps as ISO strings with microseconds. A server that
+ * restarts or goes away never takes the process down: an idle connection's error is reported to `onError`
+ * and the connection is dropped; a query on a dead connection fails like any other query, and a checkout
+ * while the server is unreachable fails after `connectTimeoutMs` instead of waiting forever.
+ */
+export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName,
     options: "-c TimeZone=UTC",
     types,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    // A peer that vanished without closing (a cut network) is noticed by the kernel, not after hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
+  // Without a listener an idle client's error (e.g. 57P01 on a server restart) is thrown and kills the process.
+  pool.on("error", (err) => options.onError?.(err));
+  return pool;
 }
 
 /** Runs `work` in one transaction; rolls back on any error and rethrows it. */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection that cannot even roll back is broken: destroy it rather than hand it to the next caller.
+  let broken = false;
   try {
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
     return result;
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
+    await client.query("ROLLBACK").catch(() => (broken = true));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

@@ -120,33 +120,71 @@ export function createOutboxRelay(
       .catch((err) => deps.logger.warn({ err }, "outbox cleanup failed"));
   }
 
-  async function listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: deps.connectionString });
+  /**
+   * LISTEN on a connection of its own, re-established with a capped backoff whenever it is lost (a server
+   * restart, a cut network), for as long as the relay runs; the sweep covers the gap meanwhile.
+   */
+  async function listen(attempt = 0): Promise<void> {
+    if (stopped) return;
+    const client = new pg.Client({ connectionString: deps.connectionString, connectionTimeoutMillis: 5000, keepAlive: true });
+    let lost = false;
+    const relisten = (err?: Error) => {
+      if (lost) return;
+      lost = true;
+      if (listener === client) listener = null;
+      client.end().catch(() => undefined);
+      if (stopped) return;
+      if (attempt === 0) deps.logger.warn({ error_class: err?.name, code: (err as { code?: string })?.code }, "outbox listener lost PostgreSQL; reconnecting");
+      const delay = Math.min(5000, 250 * 2 ** Math.min(attempt, 5));
+      setTimeout(() => void listen(attempt + 1), delay).unref();
+    };
     client.on("notification", wake);
-    client.on("error", (err) => {
-      deps.logger.warn({ err }, "outbox listener lost its connection; reconnecting");
-      listener = null;
-      if (!stopped) setTimeout(() => void listen().catch(() => undefined), 1000).unref();
-    });
-    await client.connect();
-    await client.query("LISTEN steward_outbox");
+    client.on("error", relisten);
+    client.on("end", () => relisten());
+    try {
+      await client.connect();
+      await client.query("LISTEN steward_outbox");
+    } catch (err) {
+      relisten(err as Error);
+      return;
+    }
+    if (stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    if (attempt > 0) deps.logger.info("outbox listener is back");
+    attempt = 0;
     listener = client;
     wake(); // anything written while nobody listened
+  }
+
+  /** NATS came back: whatever could not be published meanwhile goes now, not at the next sweep. */
+  function wakeOnReconnect(): void {
+    void (async () => {
+      for await (const s of deps.nc.status()) {
+        if (stopped) return;
+        if (s.type === "reconnect") wake();
+      }
+    })().catch(() => undefined);
   }
 
   return {
     async start() {
       await listen();
+      wakeOnReconnect();
       sweepTimer = setInterval(() => void sweep(), sweepMs);
       sweepTimer.unref();
     },
     drain,
     async stop() {
-      stopped = true;
       if (sweepTimer) clearInterval(sweepTimer);
+      // Flush what is pending so that nothing waits for another relay's sweep; a failure leaves it for them.
       await running?.catch(() => undefined);
-      await listener?.end().catch(() => undefined);
+      await drain().catch(() => undefined);
+      stopped = true;
+      const l = listener;
       listener = null;
+      await l?.end().catch(() => undefined);
     },
   };
 }

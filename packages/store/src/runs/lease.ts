@@ -38,6 +38,21 @@ export async function extendLease(pool: Pool, runId: string, owner: string, leas
   return r.rowCount === 1;
 }
 
+/**
+ * Extends every lease `owner` holds on `runIds` in one statement (one round trip per heartbeat, however many
+ * runs are in hand); resolves with the runs whose lease is still the caller's.
+ */
+export async function extendLeases(pool: Pool, owner: string, runIds: readonly string[], leaseMs: number): Promise<Set<string>> {
+  if (runIds.length === 0) return new Set();
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE runs SET lease_until = clock_timestamp() + make_interval(secs => $3)
+      WHERE id = ANY($1::uuid[]) AND lease_owner = $2
+      RETURNING id`,
+    [runIds, owner, leaseMs / 1000],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Gives the run up so that another runner may take it at once. */
 export async function releaseLease(pool: Pool, runId: string, owner: string): Promise<void> {
   await pool.query("UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2", [

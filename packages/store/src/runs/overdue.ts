@@ -27,18 +27,21 @@ export async function findUnansweredRuns(pool: Pool, waitSeconds: number, limit 
 }
 
 /**
- * Puts `agent.run.requested` on the bus again for runs queued longer than `olderThanMs` since their last
- * request (the first copy may have been lost: nats-server 2.9 acknowledges before it syncs to disk). The
- * command goes through the outbox like any other; a run that was in fact delivered is unharmed, because a
- * second delivery finds the run claimed or finished.
+ * Puts `agent.run.requested` on the bus again for stranded runs: queued longer than `olderThanMs` since their
+ * last request (the first copy may have been lost: nats-server 2.9 acknowledges before it syncs to disk), or
+ * running with nobody's live lease and no request for as long (their command is gone: acked by a runner that
+ * lost the lease, or out of deliveries). The command goes through the outbox like any other; a run that was
+ * in fact delivered is unharmed, because a second delivery finds the run claimed or finished.
  */
-export async function redriveQueuedRuns(pool: Pool, namespace: string, olderThanMs: number, limit = 100): Promise<string[]> {
+export async function redriveStrandedRuns(pool: Pool, namespace: string, olderThanMs: number, limit = 100): Promise<string[]> {
   const names = busNames(namespace);
   return inTransaction(pool, async (client) => {
     const { rows } = await client.query<{ id: string; tenant_id: string; created_by: string; elevation_session_id: string | null; at: string }>(
       `UPDATE runs SET last_requested_at = clock_timestamp()
         WHERE id IN (SELECT id FROM runs
-                      WHERE state = 'queued' AND last_requested_at < clock_timestamp() - make_interval(secs => $1)
+                      WHERE state IN ('queued', 'running')
+                        AND last_requested_at < clock_timestamp() - make_interval(secs => $1)
+                        AND (state = 'queued' OR lease_until IS NULL OR lease_until < clock_timestamp())
                       ORDER BY last_requested_at LIMIT $2 FOR UPDATE SKIP LOCKED)
         RETURNING id, tenant_id, created_by, elevation_session_id::text, (extract(epoch FROM last_requested_at) * 1000)::bigint::text AS at`,
       [olderThanMs / 1000, limit],

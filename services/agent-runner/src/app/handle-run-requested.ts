@@ -1,7 +1,8 @@
-import { decodeRunRequested } from "@steward/contract";
-import type { Logger, Pool } from "@steward/platform";
-import { claimRun, extendLease, releaseLease } from "@steward/store";
+import { decodeRunRequested, type RunRequested } from "@steward/contract";
+import { isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
+import { claimRun, releaseLease } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
+import type { LeaseKeeper } from "./lease-keeper";
 
 /** A delivered command as the handler sees it: no JetStream types, so it can be driven by a fake. */
 export interface Delivery {
@@ -18,7 +19,7 @@ export interface Delivery {
 }
 
 export interface HandlerOptions {
-  /** Lease on a claimed run, in ms; extended every third of it while the run is driven. Default 30 000. */
+  /** Lease on a claimed run, in ms; the lease keeper extends it while the run is driven. Default 3000. */
   leaseMs?: number;
   /** First redelivery delay after a retryable failure, in ms; doubles per delivery up to 30 s. Default 1000. */
   retryBackoffMs?: number;
@@ -33,10 +34,14 @@ export function backoffMs(deliveryCount: number, baseMs = 1000): number {
  * One `agent.run.requested` delivery: strict decode (else dead-letter + term), claim the run's lease (else
  * wait for the holder), drive it, and answer the bus: ack when it ended, nak with backoff when it must retry.
  */
-export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger: Logger }, options: HandlerOptions = {}) {
-  const leaseMs = options.leaseMs ?? 30_000;
+export function createRunRequestedHandler(
+  deps: DriveDeps & { pool: Pool; logger: Logger; leases: LeaseKeeper; shutdown?: AbortSignal },
+  options: HandlerOptions = {},
+) {
+  const leaseMs = options.leaseMs ?? 3000;
   const retryMs = (delivery: Delivery) => backoffMs(delivery.deliveryCount, options.retryBackoffMs ?? 1000);
-  return async function handle(delivery: Delivery): Promise<void> {
+  const shutdown = deps.shutdown ?? new AbortController().signal;
+  async function handle(delivery: Delivery): Promise<void> {
     const decoded = decodeRunRequested(delivery.data);
     if (!decoded.ok) {
       deps.logger.warn({ reason: decoded.reason }, "poison run.requested; dead-lettered");
@@ -45,6 +50,37 @@ export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger
       return;
     }
     const cmd = decoded.value;
+    // PostgreSQL gone away is no reason to spend one of the command's deliveries: keep the command in hand
+    // (working) and try again once the server answers, so an outage never exhausts max_deliver.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await handleOnce(delivery, cmd);
+      } catch (err) {
+        if (!isPostgresUnavailable(err) || shutdown.aborted) throw err;
+        if (attempt === 0) deps.logger.warn({ run_id: cmd.run_id }, "PostgreSQL unavailable; holding the run until it answers");
+        await pause(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)), delivery);
+      }
+    }
+  }
+
+  /** Waits `ms`, telling the bus the command is still in hand; cut short by shutdown. */
+  function pause(ms: number, delivery: Delivery): Promise<void> {
+    delivery.working();
+    return new Promise((resolve) => {
+      const beat = setInterval(() => delivery.working(), 1000);
+      const done = () => {
+        clearInterval(beat);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      shutdown.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  async function handleOnce(delivery: Delivery, cmd: RunRequested): Promise<void> {
+    // A runner on its way out takes nothing new: the command goes straight back for another runner.
+    if (shutdown.aborted) return delivery.nak(0);
     deps.logger.debug({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run requested");
     const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs);
     deps.logger.debug({ run_id: cmd.run_id, claim: claim.kind }, "claim");
@@ -56,15 +92,11 @@ export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger
       delivery.term(reason);
       return;
     }
-    const abort = new AbortController();
-    const keepAlive = setInterval(() => {
-      delivery.working();
-      extendLease(deps.pool, cmd.run_id, deps.runnerId, leaseMs)
-        .then((held) => {
-          if (!held) abort.abort();
-        })
-        .catch(() => undefined);
-    }, Math.floor(leaseMs / 3));
+    const lost = new AbortController();
+    const release = deps.leases.hold(cmd.run_id, { working: () => delivery.working(), onLost: () => lost.abort() });
+    // Handing back on shutdown: the drive stops at its next step (a model call in flight is aborted).
+    const signal = AbortSignal.any([lost.signal, shutdown]);
+    const handBack = () => shutdown.aborted && !lost.signal.aborted;
     try {
       const outcome = await driveRun(deps, {
         runId: cmd.run_id,
@@ -73,21 +105,30 @@ export function createRunRequestedHandler(deps: DriveDeps & { pool: Pool; logger
         elevationSessionId: cmd.elevation_session_id,
         traceparent: delivery.traceparent,
         lastDelivery: delivery.deliveryCount >= delivery.maxDeliver,
-        signal: abort.signal,
+        signal,
         heartbeat: () => delivery.working(),
       });
+      if (outcome.kind === "lost" && handBack()) delivery.nak(0);
       // An open breaker knows when the provider is worth asking again; waiting less would waste a delivery.
-      if (outcome.kind === "retry") delivery.nak(Math.max(retryMs(delivery), outcome.afterMs ?? 0));
+      else if (outcome.kind === "retry") delivery.nak(Math.max(retryMs(delivery), outcome.afterMs ?? 0));
       else delivery.ack();
     } catch (err) {
-      deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");
-      deps.logger.debug({ err, run_id: cmd.run_id }, "run interruption detail");
-      delivery.nak(retryMs(delivery));
+      if (handBack()) {
+        delivery.nak(0);
+      } else if (isPostgresUnavailable(err)) {
+        throw err;
+      } else {
+        deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");
+        deps.logger.debug({ err, run_id: cmd.run_id }, "run interruption detail");
+        delivery.nak(retryMs(delivery));
+      }
     } finally {
-      clearInterval(keepAlive);
+      release();
       await releaseLease(deps.pool, cmd.run_id, deps.runnerId).catch(() => undefined);
     }
-  };
+  }
+
+  return handle;
 }
 
 export type RunRequestedHandler = ReturnType<typeof createRunRequestedHandler>;

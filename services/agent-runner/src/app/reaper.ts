@@ -1,12 +1,14 @@
 import { Limits, RunErrorCode, foldRun, isTerminal, nowMicros, parseMicros, type RunError, type RunState } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, findOverdueRuns, findUnansweredRuns, readStream, redriveQueuedRuns } from "@steward/store";
+import { appendRunEvents, findOverdueRuns, findUnansweredRuns, readStream, redriveStrandedRuns } from "@steward/store";
 
 export interface ReaperOptions {
   /** How often the reaper looks, in ms. Default 60 000. */
   intervalMs?: number;
-  /** A run queued this long since its last request is requested again, in ms. Default 30 000. */
+  /** A run queued (or running with a lapsed lease) this long since its last request is requested again, in ms. Default 30 000. */
   redriveAfterMs?: number;
+  /** How often stranded runs are looked for, in ms. Default 5000. */
+  redriveIntervalMs?: number;
   /** How long a question or a confirmation waits for the user, in seconds. Default: the limit (300). */
   askWaitSeconds?: number;
 }
@@ -27,7 +29,8 @@ export interface Reaper {
 export function createReaper(deps: { pool: Pool; namespace: string; logger: Logger }, options: ReaperOptions = {}): Reaper {
   const intervalMs = options.intervalMs ?? 60_000;
   const redriveAfterMs = options.redriveAfterMs ?? 30_000;
-  let timer: NodeJS.Timeout | null = null;
+  const redriveIntervalMs = options.redriveIntervalMs ?? 5000;
+  const timers: NodeJS.Timeout[] = [];
   let running: Promise<unknown> | null = null;
 
   const askWaitMicros = BigInt(options.askWaitSeconds ?? Limits.askUserWaitSeconds) * 1_000_000n;
@@ -63,30 +66,50 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
     }
   }
 
-  async function sweep() {
+  async function failDue(): Promise<string[]> {
     const failed: string[] = [];
     const askWaitSeconds = Number(askWaitMicros / 1_000_000n);
     for (const run of [...(await findOverdueRuns(deps.pool)), ...(await findUnansweredRuns(deps.pool, askWaitSeconds))]) {
       if (await failOverdue(run.id, run.tenant_id)) failed.push(run.id);
     }
-    const redriven = await redriveQueuedRuns(deps.pool, deps.namespace, redriveAfterMs);
+    return failed;
+  }
+
+  const redrive = () => redriveStrandedRuns(deps.pool, deps.namespace, redriveAfterMs);
+
+  async function sweep() {
+    const failed = await failDue();
+    const redriven = await redrive();
     if (failed.length || redriven.length) deps.logger.info({ failed: failed.length, redriven: redriven.length }, "reaper swept");
     return { failed, redriven };
+  }
+
+  /** One pass of `work` at a time across both timers; a failed pass (PostgreSQL away) waits for the next tick. */
+  function every(ms: number, work: () => Promise<unknown>): void {
+    const timer = setInterval(() => {
+      if (running) return;
+      running = work()
+        .catch((err) => deps.logger.warn({ error_class: (err as Error)?.name }, "reaper pass failed"))
+        .finally(() => (running = null));
+    }, ms);
+    timer.unref();
+    timers.push(timer);
   }
 
   return {
     sweep,
     start() {
-      timer = setInterval(() => {
-        if (running) return;
-        running = sweep()
-          .catch((err) => deps.logger.warn({ error_class: (err as Error)?.name }, "reaper sweep failed"))
-          .finally(() => (running = null));
-      }, intervalMs);
-      timer.unref();
+      every(intervalMs, async () => {
+        const failed = await failDue();
+        if (failed.length) deps.logger.info({ failed: failed.length }, "reaper failed overdue runs");
+      });
+      every(redriveIntervalMs, async () => {
+        const redriven = await redrive();
+        if (redriven.length) deps.logger.info({ redriven: redriven.length }, "re-drove stranded runs");
+      });
     },
     async stop() {
-      if (timer) clearInterval(timer);
+      for (const t of timers) clearInterval(t);
       await running;
     },
   };

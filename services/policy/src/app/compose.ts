@@ -1,12 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { grpc, Logger, NatsConnection, Pool } from "@steward/platform";
+import type { grpc, Logger, Pool } from "@steward/platform";
 import { createCedarEngine } from "../adapters/cedar/engine";
 import { createPgPolicyFacts } from "../adapters/pg/facts";
 import { createPgPolicySetStore } from "../adapters/pg/policy-sets";
 import { createPgDecisionLog } from "../adapters/pg/decision-log";
 import { createPgElevations } from "../adapters/pg/elevations";
-import { announceActivation, listenForActivations } from "../adapters/nats/invalidation";
 import { createPolicyGrpcServer } from "../adapters/grpc/server";
 import { createActiveSets } from "./active-sets";
 import { createPolicyAdmin } from "./admin";
@@ -15,11 +14,18 @@ import { createDecisionHandler } from "./decide-request";
 /** The policy folder that ships with Steward: the Cedar schema and the default set for new tenants. */
 export const defaultPolicyDir = join(__dirname, "..", "..", "..", "..", "infra", "policies");
 
+/** How replicas tell each other that a tenant's active set changed (NATS in production). */
+export interface Activations {
+  announce(tenantId: string, version: number): Promise<void>;
+  /** Calls `onActivated` for every announcement; returns the unsubscribe. */
+  listen(onActivated: (tenantId: string) => void): () => void;
+}
+
 /**
  * Wires the policy service: Cedar engine from the schema, the default set (which must validate, or the
  * service does not start), the PDP, its administration, and the activation listener.
  */
-export function composePolicyService(deps: { pool: Pool; nc: NatsConnection; namespace: string; policyDir: string; logger: Logger }): {
+export function composePolicyService(deps: { pool: Pool; activations: Activations; policyDir: string; logger: Logger }): {
   server: grpc.Server;
   close(): void;
 } {
@@ -31,7 +37,7 @@ export function composePolicyService(deps: { pool: Pool; nc: NatsConnection; nam
   }
   const store = createPgPolicySetStore(deps.pool);
   const sets = createActiveSets({ store, engine, defaultSet, defaultText });
-  const stopListening = listenForActivations(deps.nc, deps.namespace, (tenantId) => sets.invalidate(tenantId));
+  const stopListening = deps.activations.listen((tenantId) => sets.invalidate(tenantId));
   const log = createPgDecisionLog(deps.pool);
   const handle = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });
   const admin = createPolicyAdmin({
@@ -40,7 +46,7 @@ export function composePolicyService(deps: { pool: Pool; nc: NatsConnection; nam
     sets,
     log,
     elevations: createPgElevations(deps.pool),
-    announce: (tenantId, version) => announceActivation(deps.nc, deps.namespace, tenantId, version),
+    announce: (tenantId, version) => deps.activations.announce(tenantId, version),
   });
   return { server: createPolicyGrpcServer({ handle, admin, logger: deps.logger }), close: stopListening };
 }

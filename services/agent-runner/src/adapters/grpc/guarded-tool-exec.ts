@@ -23,6 +23,7 @@ export function withToolExecBreaker(api: ToolExecApi, options: { resetTimeoutMs?
   return {
     listTools: (opts) => api.listTools(opts),
     invoke: (req, opts = {}) => breaker.fire(req, opts) as Promise<InvokeResponse>,
+    state: () => api.state(),
     close: () => api.close(),
   };
 }

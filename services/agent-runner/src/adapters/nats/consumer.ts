@@ -1,11 +1,15 @@
-import { jetstream, type JsMsg } from "@nats-io/jetstream";
+import { JetStreamApiError, jetstream, type Consumer, type JsMsg } from "@nats-io/jetstream";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@steward/contract";
 import type { Logger } from "@steward/platform";
 import type { Delivery, RunRequestedHandler } from "../../app/handle-run-requested";
 
 export interface RunConsumer {
-  /** Stops pulling; resolves when the runs in hand have been answered. */
+  /** Runs being driven right now. */
+  inFlight(): number;
+  /** True once the consumer has been found on the server (and until it is lost). */
+  attached(): boolean;
+  /** Stops pulling; resolves when the runs in hand have been answered (finished or handed back). */
   stop(): Promise<void>;
 }
 
@@ -31,44 +35,91 @@ function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: B
   };
 }
 
+/** The server no longer has the consumer or its stream (e.g. it came back without its store). */
+function isGone(err: unknown): boolean {
+  if (err instanceof JetStreamApiError && err.status === 404) return true;
+  return err instanceof Error && /(consumer|stream) not found/i.test(err.message);
+}
+
 /**
  * Pulls `agent.run.requested` from the runners' shared durable consumer with `concurrency` workers, each
  * asking for exactly one message when it is free: no message waits in a client buffer while its ack wait
- * runs out, so a busy runner never sits on work another runner could take.
+ * runs out, so a busy runner never sits on work another runner could take. A lost connection is waited
+ * out; a consumer (or stream) the server no longer has is provisioned again through `reprovision`.
  */
 export async function startRunConsumer(
-  deps: { nc: NatsConnection; names: BusNames; handle: RunRequestedHandler; logger: Logger },
+  deps: { nc: NatsConnection; names: BusNames; handle: RunRequestedHandler; logger: Logger; reprovision: () => Promise<void> },
   options: { concurrency: number; pullExpiresMs?: number },
 ): Promise<RunConsumer> {
   const js = jetstream(deps.nc);
-  const consumer = await js.consumers.get(deps.names.commandStream, deps.names.runnerConsumer);
-  const info = await consumer.info();
-  const maxDeliver = info.config.max_deliver && info.config.max_deliver > 0 ? info.config.max_deliver : Number.MAX_SAFE_INTEGER;
   let stopping = false;
+  let busy = 0;
+  let current: { consumer: Consumer; maxDeliver: number } | null = null;
+  let finding: Promise<{ consumer: Consumer; maxDeliver: number }> | null = null;
+
+  async function find(): Promise<{ consumer: Consumer; maxDeliver: number }> {
+    const consumer = await js.consumers.get(deps.names.commandStream, deps.names.runnerConsumer);
+    const info = await consumer.info();
+    const maxDeliver = info.config.max_deliver && info.config.max_deliver > 0 ? info.config.max_deliver : Number.MAX_SAFE_INTEGER;
+    return { consumer, maxDeliver };
+  }
+
+  /** The consumer, found once and shared by the workers; found again after it was lost. */
+  function consumer(): Promise<{ consumer: Consumer; maxDeliver: number }> {
+    if (current) return Promise.resolve(current);
+    finding ??= find()
+      .catch(async (err) => {
+        if (!isGone(err)) throw err;
+        deps.logger.warn("the runners' consumer is gone from the server; provisioning it again");
+        await deps.reprovision();
+        return find();
+      })
+      .then((found) => (current = found))
+      .finally(() => (finding = null));
+    return finding;
+  }
 
   async function worker(): Promise<void> {
+    let failures = 0;
     while (!stopping) {
       let msg: JsMsg | null;
+      let maxDeliver: number;
       try {
-        msg = await consumer.next({ expires: options.pullExpiresMs ?? 2000 });
+        const c = await consumer();
+        maxDeliver = c.maxDeliver;
+        msg = await c.consumer.next({ expires: options.pullExpiresMs ?? 2000 });
+        failures = 0;
       } catch (err) {
         if (stopping) return;
-        deps.logger.warn({ error_class: (err as Error)?.name }, "pull failed; retrying");
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        if (isGone(err)) current = null;
+        failures += 1;
+        if (failures === 1) deps.logger.warn({ error_class: (err as Error)?.name }, "pull failed; retrying");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** Math.min(failures, 5))));
         continue;
       }
       if (!msg) continue;
+      if (stopping) {
+        msg.nak(0);
+        return;
+      }
+      busy += 1;
       try {
         await deps.handle(deliveryOf(msg, maxDeliver, deps.nc, deps.names));
       } catch (err) {
-        deps.logger.error({ err }, "run handler failed");
-        msg.nak(1000);
+        deps.logger.error({ error_class: (err as Error)?.name }, "run handler failed");
+        deps.logger.debug({ err }, "run handler failure detail");
+        msg.nak(stopping ? 0 : 1000);
+      } finally {
+        busy -= 1;
       }
     }
   }
 
+  await consumer().catch(() => undefined);
   const workers = Array.from({ length: options.concurrency }, () => worker());
   return {
+    inFlight: () => busy,
+    attached: () => current !== null && !deps.nc.isClosed(),
     async stop() {
       stopping = true;
       await Promise.allSettled(workers);

@@ -1,14 +1,15 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import type { Logger } from "@steward/platform";
+import type { Logger, Readiness } from "@steward/platform";
 import { createErrorHandler, notFoundHandler } from "./problem";
 import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
 import { registerKnowledgeRoutes } from "./routes/knowledge";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
+import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
 
-export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps {
+export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDeps {
   readonly logger: Logger;
-  /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS). */
-  readonly ready: () => Promise<boolean>;
+  /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
+  readonly readiness: Readiness;
 }
 
 /** The gateway's HTTP surface, without ports: main.ts listens, tests use inject(). */
@@ -24,11 +25,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler(notFoundHandler);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
-    const ok = await deps.ready().catch(() => false);
-    return reply.status(ok ? 200 : 503).send({ status: ok ? "ready" : "not ready" });
+    const r = await deps.readiness.report();
+    return reply
+      .status(r.ready ? 200 : 503)
+      .header("cache-control", "no-store")
+      .send({ status: r.ready ? "ready" : "not ready", reasons: r.reasons, checks: r.checks });
   });
   registerRunRoutes(app, deps);
   registerAdminRoutes(app, deps);
+  registerStatusRoutes(app, deps);
   registerKnowledgeRoutes(app, deps);
   return app;
 }

@@ -36,3 +36,35 @@ export function createRunFeed(nc: NatsConnection, names: BusNames): RunFeed {
     },
   };
 }
+
+/**
+ * A feed that works before NATS answers: watches made meanwhile are subscribed when the connection is
+ * attached (the stream's own poll covers the gap), so the gateway serves from its first second.
+ */
+export function createDeferredRunFeed(names: BusNames): RunFeed & { attach(nc: NatsConnection): void } {
+  let live: RunFeed | null = null;
+  type Waiting = { runId: string; handlers: Parameters<RunFeed["watch"]>[1]; close?: () => void; closed: boolean };
+  const waiting = new Set<Waiting>();
+  return {
+    attach(nc) {
+      live = createRunFeed(nc, names);
+      for (const w of waiting) {
+        w.close = live.watch(w.runId, w.handlers).close;
+        w.handlers.onEvent();
+      }
+      waiting.clear();
+    },
+    watch(runId, handlers) {
+      if (live) return live.watch(runId, handlers);
+      const w: Waiting = { runId, handlers, closed: false };
+      waiting.add(w);
+      return {
+        ready: Promise.resolve(),
+        close() {
+          waiting.delete(w);
+          w.close?.();
+        },
+      };
+    },
+  };
+}

@@ -1,6 +1,7 @@
 import { bindGrpc, connectNats, createLogger, createPool, grpc, shutdownGrpc, type NatsConnection, type Pool } from "@steward/platform";
 import { createPolicyAdminApi, createPolicyDecisionApi, DecideRequest, type PolicyAdminApi, type PolicyDecisionApi } from "@steward/proto";
 import { composePolicyService, defaultPolicyDir } from "../../app/compose";
+import { deferredActivations } from "../nats/invalidation";
 import { freshDatabase, freshNamespace, natsUrl } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
 
@@ -22,7 +23,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
   const namespace = freshNamespace("p");
 
   async function startReplica(): Promise<Replica> {
-    const service = composePolicyService({ pool, nc, namespace, policyDir: defaultPolicyDir, logger: createLogger("policy", "silent") });
+    const service = composePolicyService({ pool, activations: deferredAttached(nc, namespace), policyDir: defaultPolicyDir, logger: createLogger("policy", "silent") });
     const port = await bindGrpc(service.server, "127.0.0.1:0");
     const replica = { ...service, pdp: createPolicyDecisionApi(`127.0.0.1:${port}`), admin: createPolicyAdminApi(`127.0.0.1:${port}`) };
     replicas.push(replica);
@@ -141,3 +142,9 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
     ).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
   });
 });
+
+function deferredAttached(nc: Parameters<ReturnType<typeof deferredActivations>["attach"]>[0], namespace: string) {
+  const activations = deferredActivations(namespace, () => undefined);
+  activations.attach(nc);
+  return activations;
+}

@@ -26,3 +26,32 @@ export function listenForActivations(nc: NatsConnection, namespace: string, onAc
   });
   return () => sub.unsubscribe();
 }
+
+/**
+ * Activations over a NATS connection that may not exist yet: the PDP serves decisions without NATS (they
+ * need only PostgreSQL), so it starts before NATS answers. Listeners subscribe once `attach` is called;
+ * an announcement made meanwhile is skipped (replicas re-read the active set within its cache age anyway).
+ */
+export function deferredActivations(namespace: string, onSkipped: () => void) {
+  let nc: NatsConnection | undefined;
+  const waiting: Array<{ onActivated: (tenantId: string) => void; stop?: () => void; closed: boolean }> = [];
+  return {
+    attach(connection: NatsConnection): void {
+      nc = connection;
+      for (const w of waiting) if (!w.closed) w.stop = listenForActivations(connection, namespace, w.onActivated);
+    },
+    async announce(tenantId: string, version: number): Promise<void> {
+      if (!nc) return onSkipped();
+      await announceActivation(nc, namespace, tenantId, version);
+    },
+    listen(onActivated: (tenantId: string) => void): () => void {
+      const w: { onActivated: (tenantId: string) => void; stop?: () => void; closed: boolean } = { onActivated, closed: false };
+      if (nc) w.stop = listenForActivations(nc, namespace, onActivated);
+      else waiting.push(w);
+      return () => {
+        w.closed = true;
+        w.stop?.();
+      };
+    },
+  };
+}

@@ -54,7 +54,9 @@ function statementOf(sql: string): string {
  * the subquery wrapping (which refuses anything that is not one SELECT).
  */
 export function createDatasetReader(connectionString: string, schema: string, limits: DatasetLimits): DatasetReader {
-  const pool = new pg.Pool({ connectionString, max: 4, application_name: "steward-dataset" });
+  const pool = new pg.Pool({ connectionString, max: 4, application_name: "steward-dataset", connectionTimeoutMillis: 5000 });
+  // An idle connection dropped by a server restart must not take tool-exec down; the next call reconnects.
+  pool.on("error", () => undefined);
   async function inReadOnly<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     try {

@@ -11,7 +11,34 @@ function toStatus(err: unknown, logger: Logger): grpc.ServiceError {
   return grpcError(grpc.status.UNKNOWN, "invoke failed");
 }
 
-export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke: InvokeHandler; logger: Logger }): grpc.Server {
+interface ServerDeps {
+  registry: ToolRegistry;
+  invoke: InvokeHandler;
+  logger: Logger;
+}
+
+export function createToolExecGrpcServer(deps: ServerDeps): grpc.Server {
+  const server = createGrpcServer();
+  server.addService(ToolExecService, toolExecImpl(deps));
+  return server;
+}
+
+/**
+ * A server bound before its tools are ready (PostgreSQL may not answer yet): until `attach`, every call
+ * answers UNAVAILABLE, which callers already treat as "try again".
+ */
+export function createDeferredToolExecServer(): { server: grpc.Server; attach(deps: ServerDeps): void } {
+  let impl: ToolExecServer | null = null;
+  const starting = () => grpcError(grpc.status.UNAVAILABLE, "tool-exec is starting");
+  const server = createGrpcServer();
+  server.addService(ToolExecService, {
+    listTools: (call, callback) => (impl ? impl.listTools(call, callback) : callback(starting())),
+    invoke: (call, callback) => (impl ? impl.invoke(call, callback) : callback(starting())),
+  } satisfies ToolExecServer);
+  return { server, attach: (deps) => void (impl = toolExecImpl(deps)) };
+}
+
+function toolExecImpl(deps: ServerDeps): ToolExecServer {
   const tools = deps.registry.list().map((t) => ({
     name: t.name,
     description: t.description,
@@ -63,7 +90,5 @@ export function createToolExecGrpcServer(deps: { registry: ToolRegistry; invoke:
         .catch((err: unknown) => callback(toStatus(err, deps.logger)));
     },
   };
-  const server = createGrpcServer();
-  server.addService(ToolExecService, impl);
-  return server;
+  return impl;
 }

@@ -1,0 +1,42 @@
+import type { Pool } from "pg";
+
+export interface Backlog {
+  readonly queued: number;
+  readonly running: number;
+  readonly awaiting: number;
+  /** Seconds the oldest queued run has waited since it was (last) requested; null when none is queued. */
+  readonly oldestQueuedAgeSeconds: number | null;
+  readonly outboxBacklog: number;
+  /** Seconds the oldest unpublished outbox row has waited; null when the outbox is empty. */
+  readonly outboxOldestAgeSeconds: number | null;
+}
+
+/** What is waiting, platform-wide: open runs by state and the outbox rows not yet on the bus. One round trip. */
+export async function readBacklog(pool: Pool): Promise<Backlog> {
+  const { rows } = await pool.query<{
+    queued: number;
+    running: number;
+    awaiting: number;
+    oldest_queued: number | null;
+    outbox: number;
+    oldest_outbox: number | null;
+  }>(
+    `SELECT
+       (SELECT count(*) FROM runs WHERE state = 'queued')::int AS queued,
+       (SELECT count(*) FROM runs WHERE state = 'running')::int AS running,
+       (SELECT count(*) FROM runs WHERE state IN ('awaiting_input', 'awaiting_confirmation'))::int AS awaiting,
+       (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM runs WHERE state = 'queued') AS oldest_queued,
+       (SELECT count(*) FROM outbox WHERE published_at IS NULL)::int AS outbox,
+       (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM outbox WHERE published_at IS NULL) AS oldest_outbox`,
+  );
+  const r = rows[0];
+  const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
+  return {
+    queued: r.queued,
+    running: r.running,
+    awaiting: r.awaiting,
+    oldestQueuedAgeSeconds: round(r.oldest_queued),
+    outboxBacklog: r.outbox,
+    outboxOldestAgeSeconds: round(r.oldest_outbox),
+  };
+}

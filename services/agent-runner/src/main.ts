@@ -66,9 +66,9 @@ function readRunnerConfig() {
   if (config.STEWARD_TEST_ASK_WAIT_SECONDS !== 300 && config.STEWARD_ENV !== "test") {
     throw new ConfigError("STEWARD_TEST_ASK_WAIT_SECONDS", "may only shorten the wait when STEWARD_ENV=test");
   }
-  if (config.RUNNER_ACK_WAIT_MS <= config.RUNNER_LEASE_MS) {
+  if (config.RUNNER_ACK_WAIT_MS < config.RUNNER_LEASE_MS) {
     // Redelivered before the lease lapsed, a command would only bounce off the live claim.
-    throw new ConfigError("RUNNER_ACK_WAIT_MS", "must be longer than RUNNER_LEASE_MS");
+    throw new ConfigError("RUNNER_ACK_WAIT_MS", "must not be shorter than RUNNER_LEASE_MS");
   }
   return config;
 }

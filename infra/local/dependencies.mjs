@@ -2,10 +2,11 @@
 // JetStream. Servers already reachable at DATABASE_URL / NATS_URL are used as they are; otherwise a local
 // one is started under the Steward home folder.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, chownSync, openSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, chownSync, openSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { root, stewardHome } from "./paths.mjs";
+import { isRecordedProcess, readRunFile, removeRunFile, stopProcess, writeRunFile } from "./run-files.mjs";
 
 export const defaults = {
   DATABASE_URL: "postgres://postgres@127.0.0.1:5432/steward",
@@ -75,12 +76,16 @@ function postgresBin() {
   return versions.length > 0 ? join(base, versions[versions.length - 1], "bin") : null;
 }
 
-/** Uses PostgreSQL at DATABASE_URL if it answers; otherwise starts a local cluster under the home folder. */
+/**
+ * Uses PostgreSQL at DATABASE_URL if it answers; otherwise starts a local cluster under the home folder and
+ * records it in run/postgres.json. Resolves `{started, recorded}`: `recorded` when the server that answers is
+ * one Steward started earlier and left running (`npm run stop` stops it); with `started`, `stop()` too.
+ */
 export async function ensurePostgres(databaseUrl) {
   const url = new URL(databaseUrl);
   const host = url.hostname;
   const port = Number(url.port || 5432);
-  if (await reachable(host, port)) return { started: false };
+  if (await reachable(host, port)) return { started: false, recorded: postgresRecord()?.port === port };
   if (!isLocal(host)) throw new Error(`PostgreSQL at ${host}:${port} is not reachable`);
   let bin = postgresBin();
   if (!bin) {
@@ -108,15 +113,41 @@ export async function ensurePostgres(databaseUrl) {
     ...as(join(bin, "pg_ctl"), ["-D", dataDir, "-l", logFile, "-w", "-o", `-p ${port} -c listen_addresses=127.0.0.1 -k /tmp`, "start"]),
   );
   await waitReachable(host, port, "PostgreSQL");
-  return { started: true };
+  const pid = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  const record = { pid, dataDir, bin, asRoot, host, port, startedAt: new Date().toISOString() };
+  writeRunFile("postgres.json", record);
+  return { started: true, name: "PostgreSQL", pid, stop: () => stopPostgres(record) };
 }
 
-/** Uses NATS at NATS_URL if it answers; otherwise starts nats-server with JetStream under the home folder. */
+/** The PostgreSQL that Steward started and that still runs, as recorded; a stale record is removed. */
+export function postgresRecord() {
+  const record = readRunFile("postgres.json");
+  if (record && isRecordedProcess(record.pid, "postgres")) return record;
+  removeRunFile("postgres.json");
+  return null;
+}
+
+/** Stops a PostgreSQL cluster Steward started (pg_ctl stop -m fast) and forgets it. */
+export function stopPostgres(record) {
+  const pgCtl = join(record.bin, "pg_ctl");
+  const args = ["-D", record.dataDir, "stop", "-m", "fast", "-w"];
+  const [cmd, argv] = record.asRoot ? ["runuser", ["-u", "postgres", "--", pgCtl, ...args]] : [pgCtl, args];
+  const r = spawnSync(cmd, argv, { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8" });
+  if (r.status !== 0 && isRecordedProcess(record.pid, "postgres")) {
+    throw new Error(`could not stop PostgreSQL (pid ${record.pid}): ${(r.stderr || r.error?.message || "").trim()}`);
+  }
+  removeRunFile("postgres.json");
+}
+
+/**
+ * Uses NATS at NATS_URL if it answers; otherwise starts nats-server with JetStream under the home folder and
+ * records it in run/nats-server.json. Resolves like ensurePostgres.
+ */
 export async function ensureNats(natsUrl) {
   const url = new URL(natsUrl);
   const host = url.hostname;
   const port = Number(url.port || 4222);
-  if (await reachable(host, port)) return { started: false };
+  if (await reachable(host, port)) return { started: false, recorded: natsRecord()?.port === port };
   if (!isLocal(host)) throw new Error(`NATS at ${host}:${port} is not reachable`);
   const candidates = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
   let bin = candidates.find((c) => existsSync(c));
@@ -133,6 +164,22 @@ export async function ensureNats(natsUrl) {
     stdio: ["ignore", out, out],
   });
   child.unref();
+  const record = { pid: child.pid, bin, host, port, startedAt: new Date().toISOString() };
+  writeRunFile("nats-server.json", record);
   await waitReachable(host, port, "NATS");
-  return { started: true };
+  return { started: true, name: "nats-server", pid: child.pid, stop: () => stopNats(record) };
+}
+
+/** The nats-server that Steward started and that still runs, as recorded; a stale record is removed. */
+export function natsRecord() {
+  const record = readRunFile("nats-server.json");
+  if (record && isRecordedProcess(record.pid, "nats-server")) return record;
+  removeRunFile("nats-server.json");
+  return null;
+}
+
+/** Stops a nats-server Steward started (SIGTERM, then SIGKILL after 10 s) and forgets it. */
+export async function stopNats(record) {
+  if (isRecordedProcess(record.pid, "nats-server")) await stopProcess(record.pid);
+  removeRunFile("nats-server.json");
 }

@@ -1,5 +1,9 @@
-// Starts Steward's four services as child processes and waits until each says it is up. Shared by
-// `npm start` and the multi-service test suite, so both run the platform the same way.
+// Starts Steward's four services as child processes. Shared by `npm start` (through supervisor.mjs) and the
+// multi-service test suite, so both run the platform the same way.
+//
+// The protocol a service follows: it logs `{"msg":"listening", addr?, health}` (pino JSON on stdout) once its
+// ports are bound, before its dependencies are up; `GET <health>/readyz` then answers 200 once it serves.
+// A service that logs no `health` (the protocol's older form) counts as ready from the line it resolved on.
 "use strict";
 const { spawn } = require("node:child_process");
 const { join } = require("node:path");
@@ -12,28 +16,73 @@ function entryOf(service) {
   return join(root, "services", service, "dist", "main.js");
 }
 
+/** Children spawned in a process group of their own: stopped and killed as a group. */
+const grouped = new WeakSet();
+
+function alive(child) {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Sends `signal` to the child, or to its whole group when it leads one; a process already gone is no error. */
+function signalChild(child, signal) {
+  try {
+    if (grouped.has(child)) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // already gone
+  }
+}
+
 /**
- * Spawns one service and resolves once it logs `readyMsg` (a pino `msg`), with that line parsed.
- * Rejects if the process exits first or `timeoutMs` passes; stderr is kept for the error.
+ * One readiness probe: `GET <health>/readyz` (2 s timeout). Resolves `{ready, reasons}`; never rejects.
+ * Without a health URL there is nothing to ask, and the service counts as ready.
  */
-function startService(service, env, { readyMsg = "listening", timeoutMs = 60_000, logFile } = {}) {
-  if (readyMsg === "listening" && service === "agent-runner") readyMsg = "ready";
+async function probeReady(health) {
+  if (!health) return { ready: true, reasons: [] };
+  try {
+    const res = await fetch(`${health}/readyz`, { signal: AbortSignal.timeout(2000) });
+    const body = await res.json().catch(() => ({}));
+    if (res.status === 200) return { ready: true, reasons: [] };
+    const reasons = Array.isArray(body.reasons) && body.reasons.length > 0 ? body.reasons.map(String) : [`/readyz answered ${res.status}`];
+    return { ready: false, reasons };
+  } catch (err) {
+    return { ready: false, reasons: [`/readyz did not answer (${err?.cause?.code ?? err?.name ?? String(err)})`] };
+  }
+}
+
+/**
+ * Spawns one service and resolves once it logs `readyMsg` (a pino `msg`; default "listening", which also
+ * accepts "ready" from a service that logs no "listening"), with that line parsed as `ready`.
+ * Rejects if the process exits first (`err.exit = {code, signal}`) or `timeoutMs` passes (the child is then
+ * killed). Options: `logFile` (stdout and stderr appended), `detached` (a process group of its own, which
+ * `stop()` and a SIGKILL then reach entirely), `onSpawn(child)` (called at once, to stop a start in flight).
+ * Callers run many services side by side: unless `env` names HEALTH_PORT (undefined = the service's own
+ * default), the service picks a free health port.
+ */
+function startService(service, env, { readyMsg = "listening", timeoutMs = 60_000, logFile, detached = false, onSpawn } = {}) {
+  const accepted = readyMsg === "listening" ? ["listening", "ready"] : [readyMsg];
+  const childEnv = { ...process.env, HEALTH_PORT: "0", ...env };
+  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entryOf(service)], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(process.execPath, [entryOf(service)], { env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached });
+    if (detached) grouped.add(child);
+    const startedAt = Date.now();
+    const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
+    onSpawn?.(child);
     const sink = logFile ? createWriteStream(logFile, { flags: "a" }) : null;
     const lines = [];
     let buffered = "";
     let stderr = "";
     let settled = false;
-    const timer = setTimeout(() => fail(new Error(`${service} did not become ready within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => fail(new Error(`${service} did not log "${readyMsg}" within ${timeoutMs} ms`)), timeoutMs);
     function fail(err) {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      child.kill("SIGKILL");
+      signalChild(child, "SIGKILL");
+      err.service = service;
+      err.pid = child.pid;
+      err.stderrTail = stderr.trim().split("\n").slice(-1)[0] ?? "";
       err.message += `\n${service} stderr:\n${stderr.slice(-4000)}\n${service} log tail:\n${lines.slice(-20).join("\n")}`;
       reject(err);
     }
@@ -47,31 +96,71 @@ function startService(service, env, { readyMsg = "listening", timeoutMs = 60_000
         lines.push(line);
         if (lines.length > 2000) lines.shift();
         if (settled) continue;
+        let parsed;
         try {
-          const parsed = JSON.parse(line);
-          if (parsed.msg === readyMsg) {
-            settled = true;
-            clearTimeout(timer);
-            resolve({ service, child, ready: parsed, lines, stop: () => stopChild(child) });
-          }
+          parsed = JSON.parse(line);
         } catch {
-          // not a log line
+          continue; // not a log line
         }
+        if (!accepted.includes(parsed?.msg)) continue;
+        settled = true;
+        clearTimeout(timer);
+        const health = typeof parsed.health === "string" ? parsed.health.replace(/\/+$/, "") : undefined;
+        resolve({
+          service,
+          child,
+          pid: child.pid,
+          startedAt,
+          ready: parsed,
+          health,
+          lines,
+          exited,
+          probe: () => probeReady(health),
+          whenReady: (options) => waitReady(service, child, health, options),
+          stop: (graceMs) => stopChild(child, graceMs),
+        });
       }
     });
     child.stderr.on("data", (chunk) => {
       sink?.write(chunk);
       stderr += chunk.toString("utf8");
+      if (stderr.length > 64_000) stderr = stderr.slice(-16_000);
     });
-    child.on("exit", (code, signal) => fail(new Error(`${service} exited (code ${code}, signal ${signal})`)));
+    child.on("error", (err) => fail(new Error(`${service} could not be started: ${err.message}`)));
+    child.on("exit", (code, signal) => {
+      // Whatever the service started and left behind in its group goes with it.
+      if (detached) signalChild(child, "SIGKILL");
+      sink?.end();
+      const err = new Error(`${service} exited (code ${code}, signal ${signal})`);
+      err.exit = { code, signal };
+      fail(err);
+    });
   });
 }
 
-/** Asks a child to stop and waits for it; kills it if it has not exited within `graceMs`. */
+/**
+ * Polls the service's /readyz until it answers 200; rejects when the process exits first or `timeoutMs`
+ * passes, naming the last reasons it gave. Resolves at once for a service without a health URL.
+ */
+async function waitReady(service, child, health, { timeoutMs = 120_000, intervalMs = 100 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let last = { ready: false, reasons: [] };
+  while (alive(child)) {
+    last = await probeReady(health);
+    if (last.ready) return;
+    if (Date.now() > deadline) {
+      throw new Error(`${service} was not ready within ${timeoutMs} ms: ${last.reasons.join("; ") || "no reason given"}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`${service} exited (code ${child.exitCode}, signal ${child.signalCode}) before it was ready: ${last.reasons.join("; ")}`);
+}
+
+/** Asks a child to stop (SIGTERM) and waits for it; kills it (its group, if it leads one) after `graceMs`. */
 function stopChild(child, graceMs = 5000) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (!alive(child)) return Promise.resolve();
   return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    const timer = setTimeout(() => signalChild(child, "SIGKILL"), graceMs);
     child.once("exit", () => {
       clearTimeout(timer);
       resolve();
@@ -80,36 +169,60 @@ function stopChild(child, graceMs = 5000) {
   });
 }
 
+/** The port of `host:port` or of a URL. */
+function portOf(address) {
+  return Number(address.slice(address.lastIndexOf(":") + 1).replace(/\/.*$/, ""));
+}
+
 /**
- * Starts policy, tool-exec, agent-runner and gateway in dependency order. Ports set to 0 are picked by
- * the services and passed on. Resolves with the running services and the gateway's URL.
+ * The environment of one service, given what is known of the others: `policyAddr`, `toolExecAddr`
+ * (host:port), `gatewayPort` and the service's own `healthPort` (0 = the service picks a free one;
+ * undefined = the service's own default, whatever HEALTH_PORT this process has).
  */
-async function startPlatform(env, { logDir, gatewayPort = 0, policyPort = 0, toolExecPort = 0 } = {}) {
+function serviceEnv(service, env, { policyAddr, toolExecAddr, gatewayPort, healthPort }) {
+  const health = { HEALTH_PORT: healthPort === undefined ? undefined : String(healthPort) };
+  switch (service) {
+    case "policy":
+      return { ...env, ...health, POLICY_ADDR: policyAddr };
+    case "tool-exec":
+      return { ...env, ...health, POLICY_ADDR: policyAddr, TOOL_EXEC_ADDR: toolExecAddr };
+    case "agent-runner":
+      return { ...env, ...health, TOOL_EXEC_ADDR: toolExecAddr };
+    case "gateway":
+      // The gateway's health endpoints are on its own port.
+      return { ...env, HEALTH_PORT: undefined, POLICY_ADDR: policyAddr, GATEWAY_PORT: String(gatewayPort) };
+    default:
+      throw new Error(`unknown service ${service}`);
+  }
+}
+
+/**
+ * Starts policy, tool-exec, agent-runner and gateway, then waits (bounded by `readyTimeoutMs`, default
+ * 120 s) until each one's /readyz answers 200. They start in that order only to learn the gRPC addresses
+ * (ports set to 0 are picked by the services and passed on); none waits for another to be ready. Resolves
+ * with the running services and the gateway's URL; on failure, stops what it started and rejects.
+ */
+async function startPlatform(env, { logDir, gatewayPort = 0, policyPort = 0, toolExecPort = 0, readyTimeoutMs = 120_000 } = {}) {
   const started = [];
   const log = (s) => (logDir ? join(logDir, `${s}.log`) : undefined);
   try {
-    const policy = await startService("policy", { ...env, POLICY_ADDR: `127.0.0.1:${policyPort}` }, { logFile: log("policy") });
+    const known = { policyAddr: `127.0.0.1:${policyPort}`, gatewayPort, healthPort: 0 };
+    const policy = await startService("policy", serviceEnv("policy", env, known), { logFile: log("policy") });
     started.push(policy);
-    const policyAddr = policy.ready.addr;
-    const toolExec = await startService(
-      "tool-exec",
-      { ...env, POLICY_ADDR: policyAddr, TOOL_EXEC_ADDR: `127.0.0.1:${toolExecPort}` },
-      { logFile: log("tool-exec") },
-    );
+    known.policyAddr = policy.ready.addr;
+    known.toolExecAddr = `127.0.0.1:${toolExecPort}`;
+    const toolExec = await startService("tool-exec", serviceEnv("tool-exec", env, known), { logFile: log("tool-exec") });
     started.push(toolExec);
-    const toolExecAddr = toolExec.ready.addr;
-    const runner = await startService("agent-runner", { ...env, TOOL_EXEC_ADDR: toolExecAddr }, { readyMsg: "ready", logFile: log("agent-runner") });
+    known.toolExecAddr = toolExec.ready.addr;
+    const runner = await startService("agent-runner", serviceEnv("agent-runner", env, known), { logFile: log("agent-runner") });
     started.push(runner);
-    const gateway = await startService(
-      "gateway",
-      { ...env, POLICY_ADDR: policyAddr, GATEWAY_PORT: String(gatewayPort) },
-      { logFile: log("gateway") },
-    );
+    const gateway = await startService("gateway", serviceEnv("gateway", env, known), { logFile: log("gateway") });
     started.push(gateway);
+    await Promise.all(started.map((s) => s.whenReady({ timeoutMs: readyTimeoutMs })));
     return {
       services: { policy, toolExec, runner, gateway },
-      policyAddr,
-      toolExecAddr,
+      policyAddr: known.policyAddr,
+      toolExecAddr: known.toolExecAddr,
       gatewayUrl: gateway.ready.addr,
       async stop() {
         for (const s of [...started].reverse()) await s.stop();
@@ -121,4 +234,4 @@ async function startPlatform(env, { logDir, gatewayPort = 0, policyPort = 0, too
   }
 }
 
-module.exports = { startService, startPlatform, stopChild, entryOf, root };
+module.exports = { startService, startPlatform, stopChild, probeReady, serviceEnv, portOf, entryOf, root };

@@ -1,53 +1,126 @@
 #!/usr/bin/env node
-// `npm start`: the whole platform on this machine, from a fresh clone.
+// `npm start`: the whole platform on this machine, from a fresh clone, supervised until Ctrl-C (or SIGTERM,
+// SIGHUP, `npm run stop`), which stops every service and the PostgreSQL/nats-server this run started.
+// STEWARD_SKIP_BUILD=1 skips `npm ci` and the build (the services must be built already).
 import { createRequire } from "node:module";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { build, defaults, ensureInstalled, ensureNats, ensurePostgres, say } from "./dependencies.mjs";
 import { root, stewardHome } from "./paths.mjs";
+import { isRecordedProcess, readRunFile, removeRunFile, stopRecordedServices, writeRunFile } from "./run-files.mjs";
+import { createSupervisor, serviceOrder } from "./supervisor.mjs";
 import { demo, seedDemo } from "./seed.mjs";
 
 const require = createRequire(import.meta.url);
+const { entryOf } = require("./launcher.cjs");
 
-async function main() {
-  ensureInstalled();
-  build();
+/** PostgreSQL and nats-server started by this run: they stop with it. */
+const servers = [];
+/** Servers an earlier run (or `npm test`) started and left running: they stay. */
+const kept = [];
+let supervisor = null;
+let shuttingDown = null;
+/** Set once this launcher has recorded itself (a second one on the same home must not erase the first's). */
+let ownsRunFiles = false;
+/** Settles when the steps before the supervisor are over, so that a shutdown sees every server they started. */
+let booted = Promise.resolve();
+
+function shutdown(reason, code = 0) {
+  if (shuttingDown) return shuttingDown;
+  say(`${reason}: stopping`);
+  shuttingDown = (async () => {
+    // A step in flight (say, a server starting) finishes first, so that what it started is stopped too; bounded.
+    await Promise.race([booted.catch(() => undefined), new Promise((r) => setTimeout(r, 30_000).unref())]);
+    await supervisor?.stop();
+    for (const server of [...servers].reverse()) {
+      say(`stopping ${server.name} (pid ${server.pid}), which this npm start started`);
+      try {
+        await server.stop();
+      } catch (err) {
+        say(`${err instanceof Error ? err.message : String(err)}; \`npm run stop\` tries again`);
+        code = 1;
+      }
+    }
+    if (ownsRunFiles) {
+      removeRunFile("services.json");
+      removeRunFile("launcher.json");
+    }
+    const left = kept.length > 0 ? `; ${kept.join(" and ")} keep running (\`npm run stop\` stops them)` : "";
+    say(`stopped${left}`);
+    process.exit(code);
+  })();
+  return shuttingDown;
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => void shutdown(`received ${signal}`));
+process.on("uncaughtException", (err) => void shutdown(`internal error: ${err.stack ?? err}`, 1));
+process.on("unhandledRejection", (err) => void shutdown(`internal error: ${err instanceof Error ? err.stack : String(err)}`, 1));
+// Last resort when the launcher exits without stopping its services: nothing it started outlives it.
+process.on("exit", () => supervisor?.killNow());
+
+/** HEALTH_PORT: unset, each service's default port; 0, a free port each (kept across restarts). */
+function healthPort() {
+  const value = process.env.HEALTH_PORT;
+  if (value === undefined || value === "") return undefined;
+  if (value === "0") return 0;
+  throw new Error(`HEALTH_PORT=${value}: npm start runs three services with a health port; set it to 0 (free ports) or leave it unset (their defaults)`);
+}
+
+function checkBuilt() {
+  const missing = serviceOrder.map(entryOf).filter((f) => !existsSync(f));
+  if (missing.length > 0) throw new Error(`STEWARD_SKIP_BUILD=1, but ${missing.join(", ")} is missing: run \`npm run build\` first`);
+}
+
+async function prepare() {
+  const other = readRunFile("launcher.json");
+  if (other && other.pid !== process.pid && isRecordedProcess(other.pid, "start.mjs")) {
+    throw new Error(`npm start is already running (pid ${other.pid}) with Steward home ${stewardHome}; \`npm run stop\` stops it`);
+  }
+  await stopRecordedServices(say);
+  writeRunFile("launcher.json", { pid: process.pid, startedAt: new Date().toISOString() });
+  ownsRunFiles = true;
+  if (process.env.STEWARD_SKIP_BUILD === "1") checkBuilt();
+  else {
+    ensureInstalled();
+    build();
+  }
   const databaseUrl = process.env.DATABASE_URL || defaults.DATABASE_URL;
   const natsUrl = process.env.NATS_URL || defaults.NATS_URL;
-  await ensurePostgres(databaseUrl);
-  await ensureNats(natsUrl);
-
+  for (const [name, ensure, url] of [["PostgreSQL", ensurePostgres, databaseUrl], ["nats-server", ensureNats, natsUrl]]) {
+    if (shuttingDown) return null;
+    const server = await ensure(url);
+    if (server.started) servers.push(server);
+    if (server.recorded) {
+      kept.push(name);
+      say(`using the ${name} that an earlier npm start or npm test started; it keeps running (\`npm run stop\` stops it)`);
+    }
+  }
+  if (shuttingDown) return null;
   const { ensureDatabase, migrate } = require(join(root, "packages", "store", "dist"));
   await ensureDatabase(databaseUrl);
   const applied = await migrate(databaseUrl);
   say(applied.length ? `migrated: ${applied.join(", ")}` : "database schema is up to date");
   const seeded = await seedDemo(databaseUrl);
   if (seeded) say(`seeded ${seeded} demo documents for tenant "${demo.tenant}"`);
-
-  const logDir = join(stewardHome, "logs");
-  mkdirSync(logDir, { recursive: true });
   const { developmentSecret, mintDevelopmentToken } = require(join(root, "services", "gateway", "dist", "tools.js"));
   const secret = process.env.STEWARD_JWT_SECRET || developmentSecret(join(stewardHome, "dev-jwt-secret"));
-  const env = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, STEWARD_HOME: stewardHome, STEWARD_JWT_SECRET: secret };
-  const port = (addr, fallback) => (addr ? addr.slice(addr.lastIndexOf(":") + 1) : fallback);
-  const { startPlatform } = require("./launcher.cjs");
-  say("starting policy, tool-exec, agent-runner and gateway");
-  const platform = await startPlatform(env, {
-    logDir,
-    gatewayPort: Number(process.env.GATEWAY_PORT || 8080),
-    policyPort: Number(port(process.env.POLICY_ADDR, 50052)),
-    toolExecPort: Number(port(process.env.TOOL_EXEC_ADDR, 50051)),
-  });
   const token = await mintDevelopmentToken(secret, { tenant: demo.tenant, user: demo.user });
-  const url = platform.gatewayUrl;
+  return { env: { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, STEWARD_HOME: stewardHome, STEWARD_JWT_SECRET: secret }, token };
+}
+
+function banner({ gatewayUrl: url, policyAddr, toolExecAddr, health }, token, logDir) {
+  const healthOf = (name) => (health[name] ? `   (health ${health[name]})` : "");
   const model = process.env.LLM_BASE_URL
     ? `model: ${process.env.LLM_MODEL || "default"} at LLM_BASE_URL`
     : "model: the deterministic demo model (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL for a real one)";
-  process.stdout.write(`
+  const stops = servers.length > 0 ? `the four services and the ${servers.map((s) => s.name).join(" and ")} this npm start started` : "the four services";
+  const stays = kept.length > 0 ? `\n${kept.join(" and ")} (started earlier by Steward, not by this run) keep running; \`npm run stop\` stops them.` : "";
+  return `
 Steward is running.
   gateway     ${url}   (health ${url}/healthz, ready ${url}/readyz)
-  policy      ${platform.policyAddr} (gRPC)
-  tool-exec   ${platform.toolExecAddr} (gRPC)
+  policy      ${policyAddr} (gRPC)${healthOf("policy")}
+  tool-exec   ${toolExecAddr} (gRPC)${healthOf("tool-exec")}
+  runner${health["agent-runner"] ? `      health ${health["agent-runner"]}` : "      (no health endpoint)"}
   logs        ${logDir}
   ${model}
 
@@ -61,55 +134,31 @@ Then read the run (queued -> running -> succeeded) and its events:
   curl -s ${url}/v1/agents/runs/<id> -H "Authorization: Bearer $STEWARD_TOKEN"
   curl -s ${url}/v1/agents/runs/<id>/events -H "Authorization: Bearer $STEWARD_TOKEN"
 
-Press Ctrl-C to stop.
-`);
-  // Supervise: a service that dies is started again on the same address (at most 5 times a minute), as an
-  // orchestrator would; the others reconnect to it by themselves.
-  const { startService } = require("./launcher.cjs");
-  const gatewayPort = url.slice(url.lastIndexOf(":") + 1);
-  const envOf = {
-    policy: { ...env, POLICY_ADDR: platform.policyAddr },
-    "tool-exec": { ...env, POLICY_ADDR: platform.policyAddr, TOOL_EXEC_ADDR: platform.toolExecAddr },
-    "agent-runner": { ...env, TOOL_EXEC_ADDR: platform.toolExecAddr },
-    gateway: { ...env, POLICY_ADDR: platform.policyAddr, GATEWAY_PORT: gatewayPort },
-  };
-  const current = Object.values(platform.services);
-  const restarts = [];
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    say("stopping");
-    for (const s of [...current].reverse()) await s.stop();
-    process.exit(0);
-  };
-  const supervise = (s) => {
-    s.child.on("exit", async (code, signal) => {
-      if (stopping) return;
-      const now = Date.now();
-      restarts.push(now);
-      while (restarts[0] < now - 60_000) restarts.shift();
-      if (restarts.length > 5) {
-        say(`${s.service} exited (code ${code}, signal ${signal}) and services keep dying; see ${logDir}. Stopping.`);
-        return void stop();
-      }
-      say(`${s.service} exited (code ${code}, signal ${signal}); starting it again (see ${logDir}/${s.service}.log)`);
-      try {
-        const next = await startService(s.service, envOf[s.service], { logFile: join(logDir, `${s.service}.log`) });
-        current[current.indexOf(s)] = next;
-        supervise(next);
-      } catch (err) {
-        say(`could not restart ${s.service}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}. Stopping.`);
-        void stop();
-      }
-    });
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  current.forEach(supervise);
+A service that dies is started again (backoff 0.5 s doubling to 30 s); this launcher says so.
+Press Ctrl-C to stop ${stops}.${stays}
+`;
 }
 
-main().catch((err) => {
-  say(`could not start: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+async function main() {
+  const health = healthPort();
+  booted = prepare();
+  const prepared = await booted;
+  if (!prepared || shuttingDown) return;
+  const logDir = join(stewardHome, "logs");
+  mkdirSync(logDir, { recursive: true });
+  supervisor = createSupervisor({
+    env: prepared.env,
+    logDir,
+    policyAddr: process.env.POLICY_ADDR || "127.0.0.1:50052",
+    toolExecAddr: process.env.TOOL_EXEC_ADDR || "127.0.0.1:50051",
+    gatewayPort: Number(process.env.GATEWAY_PORT || 8080),
+    healthPort: health,
+    say,
+    onReady: (addresses) => process.stdout.write(banner(addresses, prepared.token, logDir)),
+    onChange: (services) => writeRunFile("services.json", { launcher: process.pid, services }),
+  });
+  say(`starting ${serviceOrder.join(", ")} (logs in ${logDir}); the ready banner follows once all four are ready`);
+  await supervisor.start();
+}
+
+main().catch((err) => void shutdown(`could not start: ${err instanceof Error ? err.message : String(err)}`, 1));

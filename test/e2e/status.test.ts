@@ -39,7 +39,7 @@ describe("readiness and the operator's status route", () => {
       const ready = await waitFor(
         async () => {
           const res = await fetch(`${url}/readyz`);
-          return res.status === 200 ? res.json() : undefined;
+          return res.status === 200 ? ((await res.json()) as { status: string; checks: Record<string, unknown> }) : undefined;
         },
         { what: `${name} to be ready` },
       );

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { StewardError, type Logger } from "@steward/platform";
+import { StewardError, isPostgresUnavailable, type Logger } from "@steward/platform";
 
 /** The problem-details body every error answer carries (RFC 9457), with Steward's numeric `code`. */
 export interface Problem {
@@ -19,6 +19,7 @@ const titles: Record<number, string> = {
   422: "Unprocessable Content",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  503: "Service Unavailable",
 };
 
 function problemOf(status: number, code: number, detail: string): Problem {
@@ -34,6 +35,11 @@ export function createErrorHandler(logger: Logger) {
     } else if ("statusCode" in error && typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
       // Fastify's own rejections: unparsable JSON, wrong content type, body too large.
       problem = problemOf(400, 10001, "the request body is not a JSON object");
+    } else if (isPostgresUnavailable(error)) {
+      // The store is restarting or unreachable: the request may be sent again (a POST with its Idempotency-Key).
+      logger.warn({ req_id: request.id, code: (error as { code?: string }).code }, "PostgreSQL unavailable");
+      problem = problemOf(503, 10503, "temporarily unavailable; try again");
+      reply.header("retry-after", "1");
     } else {
       logger.error({ err: error, req_id: request.id }, "unhandled error");
       problem = problemOf(500, 10500, "internal error");

@@ -11,7 +11,7 @@ export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";
 export { findOverdueRuns, findUnansweredRuns, redriveStrandedRuns } from "./runs/overdue";
 export { claimRun, extendLease, extendLeases, releaseLease, type ClaimOutcome } from "./runs/lease";
 export { chunkText } from "./knowledge/chunk";
-export { addDocument } from "./knowledge/add-document";
+export { addDocument, insertDocument, type NewDocument, type SqlRunner } from "./knowledge/add-document";
 export { searchKnowledge } from "./knowledge/search";
 export { listDocuments, deleteDocument, type DocumentSummary } from "./knowledge/documents";
 export { readBacklog, type Backlog } from "./status/backlog";

@@ -1,9 +1,10 @@
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { TSchema } from "@sinclair/typebox";
 import { RunErrorCode, ToolResultCode, toolFingerprint, type Evidence } from "@steward/contract";
-import type { Logger } from "@steward/platform";
+import { isPostgresUnavailable, type Logger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
 import type { ToolRegistry } from "../domain/registry";
+import type { SqlSession } from "../domain/tool";
 import type { IdempotencyStore } from "../adapters/pg/idempotency-store";
 
 export interface InvokeCommand {
@@ -40,6 +41,17 @@ export class UnknownToolError extends Error {
   constructor(readonly toolName: string) {
     super(`tool ${toolName} is not registered`);
     this.name = "UnknownToolError";
+  }
+}
+
+/**
+ * The call could not be carried out for a reason outside the tool (PostgreSQL away) and may safely be made
+ * again: nothing of it was kept. The caller retries; nothing is recorded as the tool's result.
+ */
+export class ToolUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the tool is unavailable for now", options);
+    this.name = "ToolUnavailableError";
   }
 }
 
@@ -123,17 +135,29 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
         replayed: false,
       };
     }
-    const execute = async (): Promise<{ resultCode: string; result: InvokeOutcome["result"] }> => {
+    // Safe to try again: a read, or an idempotent tool (its effect commits with its record, or not at all).
+    const retrySafe = tool.idempotent || tool.safety === "read";
+    const execute = async (transaction?: SqlSession): Promise<{ resultCode: string; result: InvokeOutcome["result"] }> => {
       try {
         const remainingMs = Math.max(1, Math.min(TOOL_TIMEOUT_MS, cmd.deadlineMs ?? TOOL_TIMEOUT_MS));
         const outcome = await tool.run(
-          { tenantId: cmd.tenantId, userId: cmd.userId, runId: cmd.runId, stepNo: cmd.stepNo, signal: AbortSignal.timeout(remainingMs), remainingMs },
+          {
+            tenantId: cmd.tenantId,
+            userId: cmd.userId,
+            runId: cmd.runId,
+            stepNo: cmd.stepNo,
+            signal: AbortSignal.timeout(remainingMs),
+            remainingMs,
+            transaction,
+          },
           input,
         );
         const stored: InvokeOutcome["result"] = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
         if (outcome.nextState) stored.next_state = outcome.nextState;
         return { resultCode: outcome.resultCode ?? ToolResultCode.ok, result: stored };
       } catch (err) {
+        // PostgreSQL going away is not the tool failing: the model must not see it as the tool's answer.
+        if (retrySafe && isPostgresUnavailable(err)) throw new ToolUnavailableError({ cause: err });
         deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
         deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
         return { resultCode: ToolResultCode.toolFailed, result: { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] } };

@@ -1,6 +1,11 @@
 import type { TSchema, Static } from "@sinclair/typebox";
 import type { Evidence, PolicyPoint } from "@steward/contract";
 
+/** A database session: what a tool needs to write its effect in Steward's own database. */
+export interface SqlSession {
+  query<R extends Record<string, unknown> = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
+
 /** Who a tool runs for: the run's tenant and creator, and where in the run the call stands. */
 export interface ToolContext {
   readonly tenantId: string;
@@ -11,6 +16,12 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Milliseconds left before `signal` aborts. */
   readonly remainingMs: number;
+  /**
+   * For an idempotent tool: the transaction that records its result. An effect written here commits with
+   * the record or not at all, so it happens exactly once whatever fails in between (a server restart, a
+   * killed tool-exec). Not in a transaction of the tool's own: never BEGIN or COMMIT on it.
+   */
+  readonly transaction?: SqlSession;
 }
 
 export interface ToolOutcome {

@@ -27,7 +27,14 @@ export function createRunFeed(nc: NatsConnection, names: BusNames): RunFeed {
         },
       });
       return {
-        ready: nc.flush(),
+        // While NATS is away the flush would wait for it; the stream's own poll covers that time instead.
+        ready: new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 1000);
+          nc.flush().then(
+            () => (clearTimeout(timer), resolve()),
+            () => (clearTimeout(timer), resolve()),
+          );
+        }),
         close() {
           events.unsubscribe();
           deltas.unsubscribe();

@@ -1,12 +1,14 @@
-import { createGrpcServer, grpc, grpcError, type Logger } from "@steward/platform";
+import { createGrpcServer, grpc, grpcError, isPostgresUnavailable, type Logger } from "@steward/platform";
 import { ToolExecService, type ToolExecServer } from "@steward/proto";
 import type { ToolRegistry } from "../../domain/registry";
-import { InvalidArgumentsError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
+import { InvalidArgumentsError, ToolUnavailableError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
 
 /** Maps the handler's errors to gRPC statuses, once: unknown tool → NOT_FOUND, bad arguments → INVALID_ARGUMENT. */
 function toStatus(err: unknown, logger: Logger): grpc.ServiceError {
   if (err instanceof UnknownToolError) return grpcError(grpc.status.NOT_FOUND, err.message);
   if (err instanceof InvalidArgumentsError) return grpcError(grpc.status.INVALID_ARGUMENT, err.message);
+  // The caller tries again later: nothing of the call was kept.
+  if (err instanceof ToolUnavailableError || isPostgresUnavailable(err)) return grpcError(grpc.status.UNAVAILABLE, "tool-exec cannot reach its database");
   logger.error({ err }, "invoke failed");
   return grpcError(grpc.status.UNKNOWN, "invoke failed");
 }

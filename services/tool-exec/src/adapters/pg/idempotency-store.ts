@@ -1,4 +1,5 @@
 import type { Pool } from "@steward/platform";
+import type { SqlSession } from "../../domain/tool";
 
 export interface StoredToolResult {
   readonly resultCode: string;
@@ -10,13 +11,14 @@ export interface IdempotencyStore {
   /**
    * Runs `work` at most once per run and fingerprint: concurrent callers of the same call wait for the first
    * (a transaction-scoped advisory lock), and later callers get the stored result. Only successful results
-   * are stored; a failed call may be tried again.
+   * are stored; a failed call may be tried again. `work` gets the record's transaction for an effect that
+   * must commit with it.
    */
   once(
     runId: string,
     fingerprint: string,
     toolName: string,
-    work: () => Promise<StoredToolResult>,
+    work: (transaction: SqlSession) => Promise<StoredToolResult>,
   ): Promise<{ value: StoredToolResult; replayed: boolean }>;
 }
 
@@ -39,13 +41,16 @@ export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
           await client.query("COMMIT");
           return { value: { resultCode: found.rows[0].result_code, result: found.rows[0].result }, replayed: true };
         }
-        const value = await work();
-        if (value.resultCode === "ok") {
-          await client.query(
-            `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES ($1, $2, $3, $4, $5)`,
-            [runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)],
-          );
+        const value = await work(client);
+        if (value.resultCode !== "ok") {
+          // A failed call may be tried again, so it must leave nothing behind.
+          await client.query("ROLLBACK");
+          return { value, replayed: false };
         }
+        await client.query(
+          `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES ($1, $2, $3, $4, $5)`,
+          [runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)],
+        );
         await client.query("COMMIT");
         return { value, replayed: false };
       } catch (err) {

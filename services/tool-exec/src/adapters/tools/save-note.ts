@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { Pool } from "@steward/platform";
-import { addDocument } from "@steward/store";
+import { addDocument, insertDocument } from "@steward/store";
 import type { ToolDefinition } from "../../domain/tool";
 
 const Input = Type.Object(
@@ -28,7 +28,9 @@ export function saveNoteTool(pool: Pool): ToolDefinition<typeof Input> {
     requireConfirmation: true,
     exploration: false,
     async run(ctx, input) {
-      const id = await addDocument(pool, { tenantId: ctx.tenantId, title: input.title.trim(), body: input.body });
+      const doc = { tenantId: ctx.tenantId, title: input.title.trim(), body: input.body };
+      // Saved with the call's idempotency record: exactly once, whatever fails between the two.
+      const id = ctx.transaction ? await insertDocument(ctx.transaction, doc) : await addDocument(pool, doc);
       return { result: { saved: id, title: input.title.trim() } };
     },
   };

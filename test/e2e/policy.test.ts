@@ -47,7 +47,8 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
 
   beforeAll(async () => {
     model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake" });
+    // The runner rides out an unreachable PDP for RUNNER_TOOL_RETRY_MS before the fail-closed deny stands.
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", RUNNER_TOOL_RETRY_MS: "1000" });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
     await addDocument(pool, { tenantId: "acme", title: "Refund policy", body: "Refunds within 30 days." });
     admin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });

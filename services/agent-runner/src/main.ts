@@ -26,6 +26,7 @@ import {
 import { createToolExecApi } from "@steward/proto";
 import { createOutboxRelay } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
+import { withPatience } from "./adapters/grpc/patient-tool-exec";
 import { selectProvider } from "./adapters/llm/select-provider";
 import { cancelWatcher } from "./adapters/nats/cancel-watch";
 import { startRunConsumer, type RunConsumer } from "./adapters/nats/consumer";
@@ -48,6 +49,8 @@ function readRunnerConfig() {
     RUNNER_REAPER_INTERVAL_MS: env.int(100, 3_600_000, 60_000),
     RUNNER_REDRIVE_AFTER_MS: env.int(100, 3_600_000, 30_000),
     RUNNER_REDRIVE_INTERVAL_MS: env.int(100, 3_600_000, 5000),
+    /** How long a tool call that provably did nothing (PDP, database or tool-exec away) is tried again. */
+    RUNNER_TOOL_RETRY_MS: env.int(0, 600_000, 60_000),
     STEWARD_TEST_ASK_WAIT_SECONDS: env.int(1, 300, 300),
     STEWARD_TEST_CRASH_AT: env.optional(),
     LLM_BASE_URL: env.optional(),
@@ -101,7 +104,10 @@ async function main(): Promise<void> {
     onError: (err) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost"),
   });
   readiness.add("postgres", postgresCheck(pool));
-  const toolExec = withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR));
+  // Outermost, patience: it must see the breaker's fast refusals as "nothing ran" and wait them out.
+  const toolExec = withPatience(withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR), { resetTimeoutMs: 2000 }), {
+    waitMs: config.RUNNER_TOOL_RETRY_MS,
+  });
   readiness.add("tool-exec", channelCheck("tool-exec", () => toolExec.state()));
   let ncRef: Awaited<ReturnType<typeof connectNats>> | undefined;
   // Hand back what is in hand (nak, no delay), flush the outbox, close the pools: within 10 s.

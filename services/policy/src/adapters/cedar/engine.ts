@@ -1,3 +1,4 @@
+import { setFlagsFromString } from "node:v8";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 
 export interface ValidationIssue {
@@ -36,12 +37,29 @@ export interface CedarEngine {
   authorize(key: string, request: CedarRequest): CedarAnswer;
 }
 
+/**
+ * Keeps TurboFan from inlining JS→Wasm calls. Node 20's V8 (11.3) inlines the call to a cedar-wasm export into
+ * the optimized JavaScript that calls it, but cannot lazily deoptimize that JavaScript while the call is on the
+ * stack: every cedar-wasm export returns an externref, a return kind its deoptimizer does not handle, and the
+ * process dies with "unreachable code" in Deoptimizer::DoComputeBuiltinContinuation (SIGTRAP). Such a deopt
+ * follows whenever something the caller was compiled against changes inside the call — a pretenuring decision
+ * at a GC, a map that JSON.parse extends (the glue stringifies the request and parses the answer there) — and
+ * with in-flight objects surviving GCs that comes within a few thousand decisions. Without inlining, the call
+ * goes through V8's JS-to-Wasm wrapper and deoptimizes like any call. NODE_OPTIONS refuses this flag; see
+ * docs/pdp-stability.md.
+ */
+const WASM_SAFE_V8_FLAG = "--no-turbo-inline-js-wasm-calls";
+
 const ID_ANNOTATION = /@id\(\s*"([^"]*)"\s*\)/;
 const POLICY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export const NAMESPACE = "Steward";
 
-/** The only place Cedar is called. Schema errors stop the policy service at boot. */
+/**
+ * The only place Cedar is called. Schema errors stop the policy service at boot. Sets `WASM_SAFE_V8_FLAG` for the
+ * whole process before the first Cedar call, so no optimized code can ever hold an inlined call into Cedar.
+ */
 export function createCedarEngine(schemaText: string): CedarEngine {
+  setFlagsFromString(WASM_SAFE_V8_FLAG);
   const schemaCheck = cedar.checkParseSchema(schemaText);
   if (schemaCheck.type === "failure") throw new Error(`the Cedar schema does not parse: ${schemaCheck.errors.map((e) => e.message).join("; ")}`);
   const schemaName = "steward";

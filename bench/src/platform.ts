@@ -13,6 +13,8 @@ import { repoRoot } from "./paths";
 const launcher = require(join(repoRoot, "infra", "local", "launcher.cjs")) as {
   startPlatform(env: Record<string, string>, options?: { logDir?: string }): Promise<RunningPlatform>;
   startService(service: string, env: Record<string, string>, options?: { readyMsg?: string; logFile?: string }): Promise<RunningService>;
+  /** The environment the launcher gives one service, from the addresses known so far. */
+  serviceEnv(service: string, env: Record<string, string>, known: object): Record<string, string>;
 };
 
 export interface RunningService {
@@ -20,6 +22,8 @@ export interface RunningService {
   /** The service's ready log line (its bound address is `addr`). */
   ready: { addr?: string };
   lines: string[];
+  /** Resolves once the service's readiness probe answers (launchers that have one). */
+  whenReady?(options: { timeoutMs: number }): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -52,6 +56,15 @@ export interface PlatformOptions {
   /** A folder for --cpu-prof output of every service, or none. */
   readonly profileDir?: string;
   readonly logDir?: string;
+  /** Node options added to every service's NODE_OPTIONS (the soak's heap flags and preloads). */
+  readonly nodeOptions?: string;
+  /**
+   * Node options for the runner alone (heap sizing). The launcher gives every service the same environment,
+   * so with these the bench starts the services one by one, in the launcher's order, through its startService.
+   */
+  readonly runnerNodeOptions?: string;
+  /** More environment for every service (e.g. a preload's settings). */
+  readonly extraEnv?: Readonly<Record<string, string>>;
 }
 
 /** The four built services as real processes (infra/local/launcher.cjs), pointed at the scripted model. */
@@ -67,15 +80,21 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
     LLM_API_KEY: "bench",
     LLM_MODEL: "scripted-bench",
     RUNNER_CONCURRENCY: String(options.runnerConcurrency),
+    ...options.extraEnv,
   };
+  const nodeOptions = [process.env.NODE_OPTIONS ?? "", options.nodeOptions ?? ""];
   if (options.profileDir) {
     mkdirSync(options.profileDir, { recursive: true });
     // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the same V8 profiler instead.
-    env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --require ${join(__dirname, "cpu-prof-preload.js")}`.trim();
+    nodeOptions.push(`--require ${join(__dirname, "cpu-prof-preload.js")}`);
     env.BENCH_CPU_PROF_DIR = options.profileDir;
   }
+  const joined = nodeOptions.filter(Boolean).join(" ").trim();
+  if (joined) env.NODE_OPTIONS = joined;
   if (options.logDir) mkdirSync(options.logDir, { recursive: true });
-  const running = await launcher.startPlatform(env, { logDir: options.logDir });
+  const running = options.runnerNodeOptions
+    ? await startWithRunnerOptions(env, options.runnerNodeOptions, options.logDir)
+    : await launcher.startPlatform(env, { logDir: options.logDir });
   const key = new TextEncoder().encode(secret);
   let runnerStopped = false;
   return {
@@ -102,6 +121,47 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
     },
     stop: () => running.stop(),
   };
+}
+
+/**
+ * launcher.startPlatform's sequence (policy, tool-exec, runner, gateway; ports picked by the services; each
+ * service's environment from the launcher's serviceEnv), with NODE_OPTIONS of the runner's own.
+ */
+async function startWithRunnerOptions(env: Record<string, string>, runnerNodeOptions: string, logDir?: string): Promise<RunningPlatform> {
+  const log = (s: string) => (logDir ? join(logDir, `${s}.log`) : undefined);
+  const started: RunningService[] = [];
+  const known: { policyAddr: string; toolExecAddr?: string; gatewayPort: number; healthPort: number } = {
+    policyAddr: "127.0.0.1:0",
+    gatewayPort: 0,
+    healthPort: 0,
+  };
+  const start = async (service: string, more: Record<string, string> = {}) => {
+    const s = await launcher.startService(service, { ...launcher.serviceEnv(service, env, known), ...more }, { logFile: log(service) });
+    started.push(s);
+    return s;
+  };
+  try {
+    const policy = await start("policy");
+    known.policyAddr = policy.ready.addr!;
+    known.toolExecAddr = "127.0.0.1:0";
+    const toolExec = await start("tool-exec");
+    known.toolExecAddr = toolExec.ready.addr!;
+    const runner = await start("agent-runner", { NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} ${runnerNodeOptions}`.trim() });
+    const gateway = await start("gateway");
+    await Promise.all(started.map((s) => s.whenReady?.({ timeoutMs: 120_000 })));
+    return {
+      services: { policy, toolExec, runner, gateway },
+      gatewayUrl: gateway.ready.addr!,
+      policyAddr: known.policyAddr,
+      toolExecAddr: known.toolExecAddr,
+      async stop() {
+        for (const s of [...started].reverse()) await s.stop();
+      },
+    };
+  } catch (err) {
+    for (const s of started.reverse()) await s.stop();
+    throw err;
+  }
 }
 
 /** Deletes the namespace's streams (Steward's three and the floor's). */

@@ -59,12 +59,20 @@ async function probeReady(health) {
  * Callers run many services side by side: unless `env` names HEALTH_PORT (undefined = the service's own
  * default), the service picks a free health port.
  */
+/**
+ * Node flags per service. The runner's heap is sized deliberately: its live heap is ~30–40 MB, and with
+ * Node's default limit (4 GB here) V8 lets RSS swing between ~140 and 300 MB before it collects; 512 MB
+ * keeps RSS flat (docs/performance.md, "Soak") with room for long conversations. Any other way of starting
+ * the runner (an image, a unit file) must pass the same (NODE_OPTIONS=--max-old-space-size=512).
+ */
+const nodeFlags = { "agent-runner": ["--max-old-space-size=512"] };
+
 function startService(service, env, { readyMsg = "listening", timeoutMs = 60_000, logFile, detached = false, onSpawn } = {}) {
   const accepted = readyMsg === "listening" ? ["listening", "ready"] : [readyMsg];
   const childEnv = { ...process.env, HEALTH_PORT: "0", ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entryOf(service)], { env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached });
+    const child = spawn(process.execPath, [...(nodeFlags[service] ?? []), entryOf(service)], { env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached });
     if (detached) grouped.add(child);
     const startedAt = Date.now();
     const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));

@@ -39,6 +39,9 @@ export interface DriveDeps {
   readonly crash?: CrashPoints;
 }
 
+/** The longest delay setTimeout honours, ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function traceIdOf(traceparent?: string): string | undefined {
   return traceparent?.split("-")[1];
 }
@@ -121,10 +124,18 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   /** Asks the model, bounded by the run's deadline and by a cancellation. */
   async function askModel(stepNo: number): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
     if (cancelAbort.signal.aborted) cancelAbort = new AbortController();
-    // A timer cleared when the call ends: AbortSignal.timeout would keep every call's signal alive until the deadline.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), Math.max(1, msUntil(state.deadline_at)));
-    const signal = AbortSignal.any([ctx.signal, cancelAbort.signal, deadline.signal]);
+    // One plain controller per call, tied to the run's signals by listeners removed when the call ends. Not
+    // AbortSignal.any or AbortSignal.timeout: Node 20 keeps such a signal in a process-wide set for as long as
+    // an abort listener is on it, the SDK never removes the one it adds, and a finished call's signal never
+    // aborts, so every model call stayed reachable for the life of the process (docs/performance.md, soak).
+    const call = new AbortController();
+    const abort = () => call.abort();
+    const sources = [ctx.signal, cancelAbort.signal];
+    for (const source of sources) source.addEventListener("abort", abort, { once: true });
+    if (sources.some((source) => source.aborted)) abort();
+    // Clamped: a delay past 2^31 - 1 ms (a run without a deadline) would make Node fire the timer at once.
+    const timer = setTimeout(abort, Math.min(MAX_TIMER_MS, Math.max(1, msUntil(state.deadline_at))));
+    const signal = call.signal;
     try {
       return await deps.provider.complete({
         messages: conversationOf(events, state),
@@ -140,6 +151,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       return err;
     } finally {
       clearTimeout(timer);
+      for (const source of sources) source.removeEventListener("abort", abort);
     }
   }
 

@@ -71,6 +71,7 @@ export function createRunRequestedHandler(
       const done = () => {
         clearInterval(beat);
         clearTimeout(timer);
+        shutdown.removeEventListener("abort", done);
         resolve();
       };
       const timer = setTimeout(done, ms);
@@ -94,8 +95,14 @@ export function createRunRequestedHandler(
     }
     const lost = new AbortController();
     const release = deps.leases.hold(cmd.run_id, { working: () => delivery.working(), onLost: () => lost.abort() });
-    // Handing back on shutdown: the drive stops at its next step (a model call in flight is aborted).
-    const signal = AbortSignal.any([lost.signal, shutdown]);
+    // Handing back on shutdown: the drive stops at its next step (a model call in flight is aborted). A plain
+    // controller with a listener removed at the end: AbortSignal.any on the process-wide shutdown signal
+    // would leave a reference on it per run (Node 20).
+    const drive = new AbortController();
+    const stopDrive = () => drive.abort();
+    lost.signal.addEventListener("abort", stopDrive, { once: true });
+    shutdown.addEventListener("abort", stopDrive, { once: true });
+    const signal = drive.signal;
     const handBack = () => shutdown.aborted && !lost.signal.aborted;
     try {
       const outcome = await driveRun(deps, {
@@ -123,6 +130,7 @@ export function createRunRequestedHandler(
         delivery.nak(retryMs(delivery));
       }
     } finally {
+      shutdown.removeEventListener("abort", stopDrive);
       release();
       await releaseLease(deps.pool, cmd.run_id, deps.runnerId).catch(() => undefined);
     }

@@ -28,6 +28,12 @@ export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
   return {
     name: profile.name,
     async complete(request: ModelRequest): Promise<ModelAnswer> {
+      // The SDK adds an abort listener to the signal it is given and never removes it: it gets a signal of
+      // its own that dies with this call, so a caller's long-lived signal does not collect one per call.
+      const call = new AbortController();
+      const abort = () => call.abort(request.signal.reason);
+      request.signal.addEventListener("abort", abort, { once: true });
+      if (request.signal.aborted) abort();
       try {
         const stream = await client.chat.completions.create(
           {
@@ -44,13 +50,15 @@ export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
             stream: true,
             stream_options: { include_usage: true },
           },
-          { signal: request.signal },
+          { signal: call.signal },
         );
         const answer = await assembleStream(stream, request.onDelta);
         return { ...answer, provider: profile.name };
       } catch (err) {
         if (request.signal.aborted) throw new ModelCallAbortedError({ cause: err });
         throw new ModelUnavailableError(profile.name, { cause: err });
+      } finally {
+        request.signal.removeEventListener("abort", abort);
       }
     },
   };

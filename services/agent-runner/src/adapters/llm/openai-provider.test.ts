@@ -1,0 +1,66 @@
+import { getEventListeners } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ModelCallAbortedError, type ModelRequest } from "../../domain/model";
+import { createOpenAiProvider } from "./openai-provider";
+
+/** A chat-completions endpoint that streams one short answer, or holds the answer while `hold` is set. */
+function fakeEndpoint(options: { hold: boolean }) {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (options.hold) return; // never answers: the caller has to abort
+      const chunk = (body: object) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", ...body })}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(
+        chunk({ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] }) +
+          chunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } }) +
+          "data: [DONE]\n\n",
+      );
+    });
+  });
+  return {
+    async start(): Promise<string> {
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const requestWith = (signal: AbortSignal): ModelRequest => ({ messages: [{ role: "user", content: "hello" }], tools: [], maxOutputTokens: 10, signal });
+
+describe("createOpenAiProvider", () => {
+  it("leaves no listener on the caller's signal once a call has ended", async () => {
+    const endpoint = fakeEndpoint({ hold: false });
+    const provider = createOpenAiProvider({ name: "primary", baseUrl: await endpoint.start(), apiKey: "k", model: "m" });
+    const runSignal = new AbortController().signal;
+    try {
+      for (let i = 0; i < 5; i++) {
+        await expect(provider.complete(requestWith(runSignal))).resolves.toMatchObject({ text: "hi", provider: "primary" });
+      }
+      // The SDK keeps the listener it adds on the signal it is given; that must not be the caller's.
+      expect(getEventListeners(runSignal, "abort")).toHaveLength(0);
+    } finally {
+      await endpoint.stop();
+    }
+  });
+
+  it("still aborts a call in flight when the caller's signal aborts", async () => {
+    const endpoint = fakeEndpoint({ hold: true });
+    const provider = createOpenAiProvider({ name: "primary", baseUrl: await endpoint.start(), apiKey: "k", model: "m" });
+    const caller = new AbortController();
+    try {
+      const pending = provider.complete(requestWith(caller.signal));
+      setTimeout(() => caller.abort(), 50);
+      await expect(pending).rejects.toBeInstanceOf(ModelCallAbortedError);
+      expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
+    } finally {
+      await endpoint.stop();
+    }
+  });
+});

@@ -157,7 +157,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
 
   try {
     for (;;) {
-      if (ctx.signal.aborted) return { kind: "lost" };
+      if (ctx.signal.aborted || ctx.stopping?.aborted) return { kind: "lost" };
       ctx.heartbeat();
       try {
         const step = nextStep(state, parseMicros(nowMicros()), registered);

@@ -23,6 +23,8 @@ export interface HandlerOptions {
   leaseMs?: number;
   /** First redelivery delay after a retryable failure, in ms; doubles per delivery up to 30 s. Default 1000. */
   retryBackoffMs?: number;
+  /** On shutdown, how long a step in hand may still take before it is aborted and handed back, in ms. Default 5000. */
+  shutdownGraceMs?: number;
 }
 
 /** Redelivery delay for a retryable failure: grows with each delivery, capped at 30 s. */
@@ -41,6 +43,7 @@ export function createRunRequestedHandler(
   const leaseMs = options.leaseMs ?? 3000;
   const retryMs = (delivery: Delivery) => backoffMs(delivery.deliveryCount, options.retryBackoffMs ?? 1000);
   const shutdown = deps.shutdown ?? new AbortController().signal;
+  const shutdownGraceMs = options.shutdownGraceMs ?? 5000;
   async function handle(delivery: Delivery): Promise<void> {
     const decoded = decodeRunRequested(delivery.data);
     if (!decoded.ok) {
@@ -95,13 +98,19 @@ export function createRunRequestedHandler(
     }
     const lost = new AbortController();
     const release = deps.leases.hold(cmd.run_id, { working: () => delivery.working(), onLost: () => lost.abort() });
-    // Handing back on shutdown: the drive stops at its next step (a model call in flight is aborted). A plain
-    // controller with a listener removed at the end: AbortSignal.any on the process-wide shutdown signal
-    // would leave a reference on it per run (Node 20).
+    // Handing back on shutdown: the drive stops at its next step boundary; a step still in hand after the
+    // grace (a long model call) is aborted. Plain controllers with listeners removed at the end:
+    // AbortSignal.any on the process-wide shutdown signal would leave a reference on it per run (Node 20).
     const drive = new AbortController();
+    const stopping = new AbortController();
+    let grace: NodeJS.Timeout | undefined;
     const stopDrive = () => drive.abort();
+    const stopSoon = () => {
+      stopping.abort();
+      grace = setTimeout(stopDrive, shutdownGraceMs);
+    };
     lost.signal.addEventListener("abort", stopDrive, { once: true });
-    shutdown.addEventListener("abort", stopDrive, { once: true });
+    shutdown.addEventListener("abort", stopSoon, { once: true });
     const signal = drive.signal;
     const handBack = () => shutdown.aborted && !lost.signal.aborted;
     try {
@@ -113,6 +122,7 @@ export function createRunRequestedHandler(
         traceparent: delivery.traceparent,
         lastDelivery: delivery.deliveryCount >= delivery.maxDeliver,
         signal,
+        stopping: stopping.signal,
         heartbeat: () => delivery.working(),
       });
       if (outcome.kind === "lost" && handBack()) delivery.nak(0);
@@ -130,7 +140,8 @@ export function createRunRequestedHandler(
         delivery.nak(retryMs(delivery));
       }
     } finally {
-      shutdown.removeEventListener("abort", stopDrive);
+      shutdown.removeEventListener("abort", stopSoon);
+      clearTimeout(grace);
       release();
       await releaseLease(deps.pool, cmd.run_id, deps.runnerId).catch(() => undefined);
     }

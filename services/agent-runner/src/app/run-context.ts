@@ -8,6 +8,8 @@ export interface RunContext {
   /** True on the last delivery JetStream will make: a retryable failure must now end the run. */
   readonly lastDelivery: boolean;
   readonly signal: AbortSignal;
+  /** Asks the loop to stop at its next step boundary (shutdown): the step in hand is finished, not aborted. */
+  readonly stopping?: AbortSignal;
   /** Tells the bus the run is still being worked on. */
   heartbeat(): void;
 }

@@ -13,14 +13,14 @@ export interface RunConsumer {
   stop(): Promise<void>;
 }
 
-function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: BusNames): Delivery {
+function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: BusNames, handBack: (msg: JsMsg) => void): Delivery {
   return {
     data: msg.data,
     deliveryCount: msg.info.deliveryCount,
     maxDeliver,
     traceparent: msg.headers?.get("traceparent") || undefined,
     ack: () => msg.ack(),
-    nak: (delayMs) => msg.nak(delayMs),
+    nak: (delayMs) => (delayMs === 0 ? handBack(msg) : msg.nak(delayMs)),
     // nats-server 2.9 does not parse "+TERM <reason>" and leaves the message pending (it would come back
     // after ack_wait); the reason travels on the dead-letter copy instead.
     term: () => msg.term(),
@@ -54,6 +54,18 @@ export async function startRunConsumer(
   const js = jetstream(deps.nc);
   let stopping = false;
   let busy = 0;
+  let pulling = 0;
+  // While this runner stops, its pull requests still waiting at the server would receive what it hands back
+  // (and hand it back again, spending a delivery each time): hand-backs wait until every pull has ended.
+  const handBacks: JsMsg[] = [];
+  const handBack = (msg: JsMsg) => {
+    if (stopping && pulling > 0) handBacks.push(msg);
+    else msg.nak(0);
+  };
+  const flushHandBacks = () => {
+    if (pulling > 0) return;
+    for (const msg of handBacks.splice(0)) msg.nak(0);
+  };
   let current: { consumer: Consumer; maxDeliver: number } | null = null;
   let finding: Promise<{ consumer: Consumer; maxDeliver: number }> | null = null;
 
@@ -87,7 +99,13 @@ export async function startRunConsumer(
       try {
         const c = await consumer();
         maxDeliver = c.maxDeliver;
-        msg = await c.consumer.next({ expires: options.pullExpiresMs ?? 2000 });
+        pulling += 1;
+        try {
+          msg = await c.consumer.next({ expires: options.pullExpiresMs ?? 2000 });
+        } finally {
+          pulling -= 1;
+          if (stopping) flushHandBacks();
+        }
         failures = 0;
       } catch (err) {
         if (stopping) return;
@@ -99,16 +117,18 @@ export async function startRunConsumer(
       }
       if (!msg) continue;
       if (stopping) {
-        msg.nak(0);
+        handBack(msg);
+        flushHandBacks();
         return;
       }
       busy += 1;
       try {
-        await deps.handle(deliveryOf(msg, maxDeliver, deps.nc, deps.names));
+        await deps.handle(deliveryOf(msg, maxDeliver, deps.nc, deps.names, handBack));
       } catch (err) {
         deps.logger.error({ error_class: (err as Error)?.name }, "run handler failed");
         deps.logger.debug({ err }, "run handler failure detail");
-        msg.nak(stopping ? 0 : 1000);
+        if (stopping) handBack(msg);
+        else msg.nak(1000);
       } finally {
         busy -= 1;
       }
@@ -123,6 +143,7 @@ export async function startRunConsumer(
     async stop() {
       stopping = true;
       await Promise.allSettled(workers);
+      flushHandBacks();
     },
   };
 }

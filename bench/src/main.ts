@@ -25,6 +25,7 @@ import { measureMemory, rssMb } from "./steward/memory";
 import { measurePath } from "./steward/path";
 import { measureReplay } from "./steward/replay";
 import { measurePolicy } from "./steward/policy";
+import { createCleanups } from "./cleanups";
 
 /** Processes of this bench (services, peers, floor servers): not "other work on the machine". */
 export const ourPids = new Set<number>();
@@ -58,16 +59,8 @@ async function main(): Promise<void> {
   const profileDir = options.profile ? join(resultsDir, "profiles", stamp) : undefined;
   const machine = describeMachine();
   const results: Results = { errors: {}, busyBefore: {}, othersBefore: {} };
-  const cleanups: Array<() => Promise<unknown>> = [];
-  let cleaning: Promise<void> | null = null;
-  const cleanUp = () =>
-    (cleaning ??= (async () => {
-      for (const c of cleanups.reverse()) await c().catch((err) => say(`cleanup: ${String(err)}`));
-    })());
-  process.once("SIGINT", () => {
-    say("interrupted; cleaning up");
-    void cleanUp().then(() => process.exit(130));
-  });
+  const cleanups = createCleanups(say);
+  const cleanUp = cleanups.run;
 
   say(`${options.quick ? "quick" : "full"} run${options.profile ? " with --cpu-prof" : ""}; ${machine.nproc} cores, Node ${machine.node}`);
   if (!options.quick) {
@@ -79,11 +72,11 @@ async function main(): Promise<void> {
     }
   }
   const db: BenchDatabase = await freshDatabase();
-  cleanups.push(() => db.drop());
+  cleanups.add(() => db.drop());
   const namespace = freshNamespace(); // the floors' stream; each platform gets its own namespace
-  cleanups.push(() => deleteStreams(namespace, [floorStreamName(namespace)]));
+  cleanups.add(() => deleteStreams(namespace, [floorStreamName(namespace)]));
   const model = await startFakeModel();
-  cleanups.push(() => model.close());
+  cleanups.add(() => model.close());
 
   try {
     if (wants(options, "floors")) {
@@ -99,7 +92,7 @@ async function main(): Promise<void> {
     }
 
     const pool: Pool = createPool(db.url, { max: 4, applicationName: "steward-bench" });
-    cleanups.push(() => pool.end());
+    cleanups.add(() => pool.end());
     const session = platformSession({
       databaseUrl: db.url,
       modelUrl: model.baseUrl,
@@ -109,7 +102,7 @@ async function main(): Promise<void> {
       say,
       ourPids,
     });
-    cleanups.push(() => session.close());
+    cleanups.add(() => session.close());
     /**
      * A phase on the platform; when it fails, the platform is replaced before the next one. When a service
      * crashed during it, the crash is recorded and the phase runs once more on a new platform (its numbers

@@ -16,6 +16,7 @@ import { readSoakOptions } from "./soak/options";
 import { sampler, services, takeHeapSnapshot, type Sample } from "./soak/sampler";
 import { soakTable, verdicts } from "./soak/table";
 import { sleep } from "./stats";
+import { createCleanups } from "./cleanups";
 
 const say = (text: string) => process.stderr.write(`soak: ${text}\n`);
 
@@ -25,25 +26,17 @@ async function main(): Promise<void> {
   const workDir = join(resultsDir, `soak-${stamp}`);
   const memDir = join(workDir, "mem");
   mkdirSync(memDir, { recursive: true });
-  const cleanups: Array<() => Promise<unknown>> = [];
-  let cleaning: Promise<void> | null = null;
-  const cleanUp = () =>
-    (cleaning ??= (async () => {
-      for (const c of cleanups.reverse()) await c().catch((err) => say(`cleanup: ${String(err)}`));
-    })());
-  process.once("SIGINT", () => {
-    say("interrupted; cleaning up");
-    void cleanUp().then(() => process.exit(130));
-  });
+  const cleanups = createCleanups(say);
+  const cleanUp = cleanups.run;
 
   const machine = describeMachine();
   say(`${options.runs} runs, ${options.clients} clients, ${machine.nproc} cores, Node ${machine.node}, load ${machine.loadAverageAtStart}`);
   const db = await freshDatabase();
-  cleanups.push(() => db.drop());
+  cleanups.add(() => db.drop());
   const model = await startFakeModel();
-  cleanups.push(() => model.close());
+  cleanups.add(() => model.close());
   const namespace = freshNamespace();
-  cleanups.push(() => deleteStreams(namespace));
+  cleanups.add(() => deleteStreams(namespace));
 
   const nodeOptions = [`--require ${join(__dirname, "mem-preload.js")}`, options.nodeOptions];
   if (options.snapshotAt.length) nodeOptions.push(`--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${workDir}`);
@@ -70,7 +63,7 @@ async function main(): Promise<void> {
       runnerNodeOptions: options.runnerNodeOptions || undefined,
       extraEnv: { BENCH_MEM_DIR: memDir, BENCH_MEM_INTERVAL_MS: "2000" },
     });
-    cleanups.push(() => platform!.stop());
+    cleanups.add(() => platform!.stop());
     const p = platform;
     const pids = {
       runner: p.services.runner.child.pid!,
@@ -79,9 +72,9 @@ async function main(): Promise<void> {
       gateway: p.services.gateway.child.pid!,
     };
     const watcher = await watchRuns(natsUrl, namespace);
-    cleanups.push(() => watcher.close());
+    cleanups.add(() => watcher.close());
     const client = gatewayClient(p.gatewayUrl);
-    cleanups.push(async () => client.close());
+    cleanups.add(async () => client.close());
     const token = await p.token("soak-user");
     const sample = sampler(pids, memDir);
     const t0 = performance.now();

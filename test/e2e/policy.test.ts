@@ -170,5 +170,8 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     expect(results.map((r) => r.data.result_code)).toEqual(["60502"]);
     const { rows: effects } = await pool.query("SELECT count(*)::int AS n FROM test_side_effects WHERE run_id = $1", [created.body.id]);
     expect(effects[0].n).toBe(0);
+    // A route while the PDP is away: no permit (fail closed), but 503 with Retry-After, not a 403 about rights.
+    const route = await platform.http("GET", "/v1/agents/runs", { token: member });
+    expect([route.status, route.body.code, route.headers.get("retry-after")]).toEqual([503, 10503, "1"]);
   });
 });

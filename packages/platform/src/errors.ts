@@ -63,6 +63,14 @@ export class RateLimitedError extends StewardError {
   }
 }
 
+/** A dependency is away for now (PostgreSQL, the PDP): nothing was decided, the same request may be sent again. */
+export class UnavailableError extends StewardError {
+  constructor(message = "temporarily unavailable; try again", options?: { cause?: unknown }) {
+    super(503, 10503, message, options);
+    this.name = "UnavailableError";
+  }
+}
+
 /** Raised when an append finds the stream at another version than expected; nothing was written. */
 export class ConcurrencyError extends Error {
   constructor(

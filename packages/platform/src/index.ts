@@ -9,9 +9,10 @@ export {
   ConflictError,
   ValidationError,
   RateLimitedError,
+  UnavailableError,
   ConcurrencyError,
 } from "./errors";
-export { createPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
+export { createPool, guardPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
 export { isPostgresUnavailable } from "./pg/transient";
 export { connectNats, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
 export { watchNatsLink, type NatsLink } from "./nats/link";

@@ -51,9 +51,19 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
-  // Without a listener an idle client's error (e.g. 57P01 on a server restart) is thrown and kills the process.
-  pool.on("error", (err) => options.onError?.(err));
+  guardPool(pool, options.onError);
   return pool;
+}
+
+/**
+ * Keeps a lost connection from killing the process. pg emits `error` on a client whose server went away;
+ * the pool listens only while the client is idle, so one checked out and waiting (idle in a transaction
+ * while a tool runs, or while NATS answers) would throw. Every client gets a listener of its own: the error
+ * is reported, the next query on that client fails like any query, and the pool drops it on release.
+ */
+export function guardPool(pool: pg.Pool, onError: (err: Error) => void = () => undefined): void {
+  pool.on("error", onError);
+  pool.on("connect", (client) => client.on("error", onError));
 }
 
 /** Runs `work` in one transaction; rolls back on any error and rethrows it. */

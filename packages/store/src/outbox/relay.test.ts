@@ -137,7 +137,7 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     expect(await relayB.drain()).toBeGreaterThanOrEqual(0);
     await waitFor(() => (s.publishes() >= N ? true : undefined), { timeoutMs: 10_000, what: "the core subscriber" });
 
-    // Exactly once: JetStream holds N messages, and no row was even sent twice (SKIP LOCKED, not dedup).
+    // Exactly once: JetStream holds N messages, and no row was even sent twice (the relays take turns, not dedup).
     expect(await s.messages()).toBe(N);
     expect(s.publishes()).toBe(N);
     expect([...s.seen.values()].every((count) => count === 1)).toBe(true);
@@ -146,6 +146,13 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     const stored = await readSubject(nc, s.stream, `${s.prefix}.>`, N + 10);
     expect(stored).toHaveLength(N);
     expect(new Set(stored.map((m) => m.headers["Nats-Msg-Id"]))).toEqual(new Set(ids));
+    // Rows written in one transaction (a run's events) reach the stream in the order they were written,
+    // whichever relay published them.
+    const position = new Map(stored.map((m, i) => [m.headers["Nats-Msg-Id"], i]));
+    for (let g = 0; g < N; g += 10) {
+      const positions = ids.slice(g, g + 10).map((id) => position.get(id)!);
+      expect(positions).toEqual([...positions].sort((x, y) => x - y));
+    }
     // Payload and headers travel as written.
     const byId = new Map(rows.map((r) => [r.msgId, r]));
     for (const m of stored) {

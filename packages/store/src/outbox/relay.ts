@@ -28,9 +28,10 @@ interface OutboxRow {
 }
 
 /**
- * Publishes outbox rows to JetStream. Woken by LISTEN/NOTIFY; rows are claimed with FOR UPDATE SKIP LOCKED
- * so that several relays share the work, and each publish carries `Nats-Msg-Id` so that a row published
- * again after a crash (published, then died before commit) is dropped by JetStream's duplicate window.
+ * Publishes outbox rows to JetStream. Woken by LISTEN/NOTIFY; several relays (the gateway's, each runner's)
+ * take turns under one advisory lock, so rows reach the stream in id order and each run's events in their
+ * order; each publish carries `Nats-Msg-Id` so that a row published again after a crash (published, then
+ * died before commit) is dropped by JetStream's duplicate window.
  */
 export function createOutboxRelay(
   deps: { pool: pg.Pool; nc: NatsConnection; connectionString: string; logger: Logger },
@@ -50,9 +51,12 @@ export function createOutboxRelay(
     const client = await deps.pool.connect();
     try {
       await client.query("BEGIN");
+      // One relay publishes at a time (the others wait their turn): two relays publishing disjoint batches
+      // at once could put a run's later event on the stream before its earlier one.
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended('steward.outbox.relay', 0))");
       const { rows } = await client.query<OutboxRow>(
         `SELECT id, subject, msg_id, payload, headers FROM outbox
-          WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE`,
         [batchSize],
       );
       if (rows.length > 0) {

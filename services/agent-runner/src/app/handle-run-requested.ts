@@ -19,7 +19,7 @@ export interface Delivery {
 }
 
 export interface HandlerOptions {
-  /** Lease on a claimed run, in ms; the lease keeper extends it while the run is driven. Default 3000. */
+  /** Lease on a claimed run, in ms; the lease keeper extends it while the run is driven. Default 2000. */
   leaseMs?: number;
   /** First redelivery delay after a retryable failure, in ms; doubles per delivery up to 30 s. Default 1000. */
   retryBackoffMs?: number;
@@ -40,7 +40,7 @@ export function createRunRequestedHandler(
   deps: DriveDeps & { pool: Pool; logger: Logger; leases: LeaseKeeper; shutdown?: AbortSignal },
   options: HandlerOptions = {},
 ) {
-  const leaseMs = options.leaseMs ?? 3000;
+  const leaseMs = options.leaseMs ?? 2000;
   const retryMs = (delivery: Delivery) => backoffMs(delivery.deliveryCount, options.retryBackoffMs ?? 1000);
   const shutdown = deps.shutdown ?? new AbortController().signal;
   const shutdownGraceMs = options.shutdownGraceMs ?? 5000;

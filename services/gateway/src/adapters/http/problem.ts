@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { StewardError, isPostgresUnavailable, type Logger } from "@steward/platform";
+import { StewardError, UnavailableError, isPostgresUnavailable, type Logger } from "@steward/platform";
 
 /** The problem-details body every error answer carries (RFC 9457), with Steward's numeric `code`. */
 export interface Problem {
@@ -38,13 +38,14 @@ export function createErrorHandler(logger: Logger) {
     } else if (isPostgresUnavailable(error)) {
       // The store is restarting or unreachable: the request may be sent again (a POST with its Idempotency-Key).
       logger.warn({ req_id: request.id, code: (error as { code?: string }).code }, "PostgreSQL unavailable");
-      problem = problemOf(503, 10503, "temporarily unavailable; try again");
-      reply.header("retry-after", "1");
+      const unavailable = new UnavailableError();
+      problem = problemOf(unavailable.status, unavailable.code, unavailable.message);
     } else {
       logger.error({ err: error, req_id: request.id }, "unhandled error");
       problem = problemOf(500, 10500, "internal error");
     }
     if (problem.status === 401) reply.header("www-authenticate", 'Bearer realm="steward"');
+    if (problem.status === 503) reply.header("retry-after", "1");
     void reply.status(problem.status).type("application/problem+json").send(problem);
   };
 }

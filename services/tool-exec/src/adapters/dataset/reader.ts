@@ -1,4 +1,5 @@
 import pg from "pg";
+import { guardPool } from "@steward/platform";
 
 export interface DatasetLimits {
   /** Rows a query may return; more are cut with a note. */
@@ -55,8 +56,8 @@ function statementOf(sql: string): string {
  */
 export function createDatasetReader(connectionString: string, schema: string, limits: DatasetLimits): DatasetReader {
   const pool = new pg.Pool({ connectionString, max: 4, application_name: "steward-dataset", connectionTimeoutMillis: 5000 });
-  // An idle connection dropped by a server restart must not take tool-exec down; the next call reconnects.
-  pool.on("error", () => undefined);
+  // A connection dropped by a server restart must not take tool-exec down; the next call reconnects.
+  guardPool(pool);
   async function inReadOnly<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     try {

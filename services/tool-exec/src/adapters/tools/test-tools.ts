@@ -42,15 +42,24 @@ const counterShape = { input: CounterInput, normalise: (i: Counter) => ({ key: i
  * tool, and a pair that exercises the agent-state matrix.
  */
 export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
+  // first_at / last_at (the server's clock, as the policy decision log's decided_at) let the fault suite
+  // check every execution against a permit recorded before it.
   await pool.query(
     `CREATE TABLE IF NOT EXISTS test_side_effects (
-       run_id uuid NOT NULL, key text NOT NULL, count integer NOT NULL, PRIMARY KEY (run_id, key))`,
+       run_id uuid NOT NULL, key text NOT NULL, count integer NOT NULL,
+       first_at timestamptz NOT NULL DEFAULT clock_timestamp(), last_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+       PRIMARY KEY (run_id, key))`,
   );
-  /** Counts one real execution for (run, key) and returns the count so far. */
-  const countExecution = async (runId: string, key: string): Promise<number> => {
-    const { rows } = await pool.query<{ count: number }>(
+  /**
+   * Counts one real execution for (run, key) and returns the count so far. Written in the call's idempotency
+   * transaction when there is one, as a tool with an effect in Steward's database should: the count then
+   * commits with the record, so a fault between the two can never make it count twice.
+   */
+  const countExecution = async (ctx: ToolContext, key: string): Promise<number> => {
+    const runId = ctx.runId;
+    const { rows } = await (ctx.transaction ?? pool).query<{ count: number }>(
       `INSERT INTO test_side_effects (run_id, key, count) VALUES ($1, $2, 1)
-       ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1 RETURNING count`,
+       ON CONFLICT (run_id, key) DO UPDATE SET count = test_side_effects.count + 1, last_at = clock_timestamp() RETURNING count`,
       [runId, key],
     );
     return rows[0].count;
@@ -61,14 +70,14 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       "counts how many times it really ran for (run, key), after an optional delay.",
       async (ctx, input) => {
         if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
-        return { result: { key: input.key, count: await countExecution(ctx.runId, input.key) } };
+        return { result: { key: input.key, count: await countExecution(ctx, input.key) } };
       },
       { ...counterShape, safety: "write", idempotent: true },
     ),
     testTool<Counter>(
       "test_write",
       "a write that needs the user's approval; counts its real executions per (run, key).",
-      async (ctx, input) => ({ result: { written: input.key, count: await countExecution(ctx.runId, `write:${input.key}`) } }),
+      async (ctx, input) => ({ result: { written: input.key, count: await countExecution(ctx, `write:${input.key}`) } }),
       { ...counterShape, safety: "write", idempotent: true, requireConfirmation: true },
     ),
     testTool<Note>(

@@ -43,7 +43,7 @@ function readRunnerConfig() {
     RUNNER_CONCURRENCY: env.int(1, 1000, 32),
     RUNNER_ID: env.string(`runner-${randomUUID().slice(0, 8)}`),
     RUNNER_LEASE_MS: env.int(500, 600_000, 2000),
-    RUNNER_ACK_WAIT_MS: env.int(500, 600_000, 3000),
+    RUNNER_ACK_WAIT_MS: env.int(500, 600_000, 2500),
     RUNNER_MAX_DELIVER: env.int(1, 100, 5),
     RUNNER_RETRY_BACKOFF_MS: env.int(1, 60_000, 1000),
     RUNNER_REAPER_INTERVAL_MS: env.int(100, 3_600_000, 60_000),

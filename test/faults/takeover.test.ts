@@ -22,12 +22,12 @@ function percentile(sorted: number[], p: number): number {
  * the kill to the run's next event (which only the surviving runner can append).
  */
 describe("faults: takeover after a runner is killed", () => {
-  const cluster = useFaultCluster();
   let platform: FaultPlatform | undefined;
-
+  // Declared before the cluster's hooks: jest runs afterAll hooks in order, and the platform must go first.
   afterAll(async () => {
     await platform?.teardown();
   });
+  const cluster = useFaultCluster();
 
   it(`a second runner takes over every run of the killed one, p99 < ${TAKEOVER_P99_MS} ms`, async () => {
     platform = await startFaultPlatform(cluster(), { toolSteps: TOOL_STEPS });

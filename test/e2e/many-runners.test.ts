@@ -55,6 +55,7 @@ describe("several runners share the runs", () => {
   it("3 runners at their default concurrency drive 30 runs (tool-exec's default pool)", async () => {
     const { records, started } = await shareRuns({ PG_POOL_MAX: "10" });
     expect(records).toEqual(expectedCounterRuns(records));
-    expect(new Set(started.map((s) => s.runner_id)).size).toBeGreaterThan(1);
+    // At 32 runs per runner one runner may take all 30 (the first test shows the sharing); each started once.
+    expect(started).toHaveLength(30);
   });
 });

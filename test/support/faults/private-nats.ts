@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./free-port";
 import { waitFor } from "../wait-for";
+import { started } from "./started";
 
 /** A `nats-server -js` of the suite's own, on a free port with its own store, that a test may kill and start. */
 export interface PrivateNats {
@@ -97,11 +98,5 @@ export async function startPrivateNats(): Promise<PrivateNats> {
       rmSync(storeDir, { recursive: true, force: true });
     },
   };
-  try {
-    await self.start();
-  } catch (err) {
-    await self.teardown();
-    throw err;
-  }
-  return self;
+  return started(self);
 }

@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "./free-port";
+import { started } from "./started";
 
 export type StopMode = "fast" | "immediate";
 
@@ -128,13 +129,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  try {
-    await self.start();
-  } catch (err) {
-    await self.teardown();
-    throw err;
-  }
-  return self;
+  return started(self);
 }
 
 function userIds(name: string): { uid: number; gid: number } {

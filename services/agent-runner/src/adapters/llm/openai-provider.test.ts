@@ -5,10 +5,11 @@ import { ModelCallAbortedError, type ModelRequest } from "../../domain/model";
 import { createOpenAiProvider } from "./openai-provider";
 
 /** A chat-completions endpoint that streams one short answer, or holds the answer while `hold` is set. */
-function fakeEndpoint(options: { hold: boolean }) {
+function fakeEndpoint(options: { hold: boolean; onRequest?: () => void }) {
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
+      options.onRequest?.();
       if (options.hold) return; // never answers: the caller has to abort
       const chunk = (body: object) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", ...body })}\n\n`;
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -51,12 +52,12 @@ describe("createOpenAiProvider", () => {
   });
 
   it("still aborts a call in flight when the caller's signal aborts", async () => {
-    const endpoint = fakeEndpoint({ hold: true });
-    const provider = createOpenAiProvider({ name: "primary", baseUrl: await endpoint.start(), apiKey: "k", model: "m" });
     const caller = new AbortController();
+    // Aborted once the request is in flight at the endpoint, not after a guessed delay.
+    const endpoint = fakeEndpoint({ hold: true, onRequest: () => caller.abort() });
+    const provider = createOpenAiProvider({ name: "primary", baseUrl: await endpoint.start(), apiKey: "k", model: "m" });
     try {
       const pending = provider.complete(requestWith(caller.signal));
-      setTimeout(() => caller.abort(), 50);
       await expect(pending).rejects.toBeInstanceOf(ModelCallAbortedError);
       expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
     } finally {

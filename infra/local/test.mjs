@@ -1,30 +1,90 @@
 #!/usr/bin/env node
 // `npm test`: installs and builds if needed, makes sure PostgreSQL and NATS are up, runs every jest suite
 // against them, and ends with one line `N passed, N failed` taken from jest's own counts.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+//
+// jest runs in its own process group under a watchdog: once it has written its results it gets
+// JEST_EXIT_GRACE_MS to exit; a jest kept alive by a leaked handle, or a process a test left behind, is named
+// and killed rather than holding the run open. The whole run is bounded by STEWARD_TEST_TIMEOUT_MIN.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build, defaults, ensureInstalled, ensureNats, ensurePostgres } from "./dependencies.mjs";
 import { root } from "./paths.mjs";
 
+const EXIT_GRACE_MS = Number(process.env.JEST_EXIT_GRACE_MS || 20_000);
+const TIMEOUT_MS = Number(process.env.STEWARD_TEST_TIMEOUT_MIN || 60) * 60_000;
+
+function finish(passed, failed, ok) {
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
+}
+
+/** `pid command` of every live (not zombie) process in the group but its leader. */
+function groupMembers(pgid) {
+  const r = spawnSync("ps", ["-e", "-o", "pid=,pgid=,stat=,args="], { encoding: "utf8" });
+  return (r.stdout || "")
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line))
+    .filter((m) => m && Number(m[2]) === pgid && Number(m[1]) !== pgid && !m[3].startsWith("Z"))
+    .map((m) => `${m[1]} ${m[4].slice(0, 160)}`);
+}
+
+function killGroup(pgid) {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // the group is already empty
+  }
+}
+
 ensureInstalled();
 build();
 const typecheck = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" });
-if (typecheck.status !== 0) {
-  process.stdout.write("0 passed, 1 failed\n");
-  process.exit(1);
-}
+if (typecheck.status !== 0) finish(0, 1, false);
 const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace(/\/steward$/, "/postgres");
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);
 
-const out = join(mkdtempSync(join(tmpdir(), "steward-jest-")), "results.json");
-const jest = spawnSync(
-  "npx",
-  ["jest", "--ci", "--runInBand", "--json", `--outputFile=${out}`, ...process.argv.slice(2)],
-  { cwd: root, stdio: "inherit", env: { ...process.env, TEST_DATABASE_URL: serverUrl } },
-);
+const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));
+const out = join(outDir, "results.json");
+const jest = spawn("npx", ["jest", "--ci", "--runInBand", "--json", `--outputFile=${out}`, ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: "inherit",
+  detached: true,
+  env: { ...process.env, TEST_DATABASE_URL: serverUrl },
+});
+const forward = () => killGroup(jest.pid);
+process.once("SIGINT", forward);
+process.once("SIGTERM", forward);
+
+let hung = null;
+const exited = new Promise((resolve) => jest.once("exit", (code, signal) => resolve({ code, signal })));
+const overall = setTimeout(() => {
+  hung = `jest did not finish within ${TIMEOUT_MS / 60_000} min`;
+  killGroup(jest.pid);
+}, TIMEOUT_MS);
+let graceTimer = null;
+const watcher = watch(outDir, () => {
+  if (graceTimer || !existsSync(out)) return;
+  graceTimer = setTimeout(() => {
+    hung = `jest wrote its results but had not exited ${EXIT_GRACE_MS / 1000} s later`;
+    const left = groupMembers(jest.pid);
+    process.stderr.write(`steward: ${hung}; still running:\n${left.map((l) => `  ${l}`).join("\n")}\n`);
+    killGroup(jest.pid);
+  }, EXIT_GRACE_MS);
+});
+const { code } = await exited;
+clearTimeout(overall);
+clearTimeout(graceTimer);
+watcher.close();
+
+const leftovers = groupMembers(jest.pid);
+if (leftovers.length > 0) {
+  process.stderr.write(`steward: processes the tests left behind, now killed:\n${leftovers.map((l) => `  ${l}`).join("\n")}\n`);
+  killGroup(jest.pid);
+}
+
 let passed = 0;
 let failed = 0;
 try {
@@ -34,5 +94,7 @@ try {
 } catch {
   failed = Math.max(failed, 1);
 }
-process.stdout.write(`${passed} passed, ${failed} failed\n`);
-process.exit(jest.status === 0 && failed === 0 && passed > 0 ? 0 : 1);
+if (hung) process.stderr.write(`steward: ${hung}\n`);
+// A jest that only failed to exit after writing complete results is reported above, not counted as a test
+// failure; one stopped by the overall timeout never wrote results and fails.
+finish(passed, failed, code === 0 || (hung !== null && existsSync(out)));

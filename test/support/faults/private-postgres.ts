@@ -72,7 +72,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const onExit = () => {
     // A jest run that dies without afterAll still must not leave a server behind.
     if (!tornDown && existsSync(join(pgdata, "postmaster.pid"))) {
-      spawnSync(asRoot ? "runuser" : join(bin, "pg_ctl"), asRoot ? ["-u", PG_USER, "--", join(bin, "pg_ctl"), "stop", "-D", pgdata, "-m", "immediate"] : ["stop", "-D", pgdata, "-m", "immediate"]);
+      spawnSync(asRoot ? "runuser" : join(bin, "pg_ctl"), asRoot ? ["-u", PG_USER, "--", join(bin, "pg_ctl"), "stop", "-D", pgdata, "-m", "immediate"] : ["stop", "-D", pgdata, "-m", "immediate"], { timeout: 15_000 });
     }
   };
   process.once("exit", onExit);

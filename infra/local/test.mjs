@@ -5,12 +5,17 @@
 // jest runs in its own process group under a watchdog: once it has written its results it gets
 // JEST_EXIT_GRACE_MS to exit; a jest kept alive by a leaked handle, or a process a test left behind, is named
 // and killed rather than holding the run open. The whole run is bounded by STEWARD_TEST_TIMEOUT_MIN.
+//
+// The container suite (test/containers) runs when a container engine is there (STEWARD_CONTAINERS=auto, the
+// default): infra/containers/setup.sh brings the images up to date first. STEWARD_CONTAINERS=1 requires it
+// (`npm run test:containers`, CI); =0 skips it. A skipped suite is said so, never silently dropped.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build, defaults, ensureInstalled, ensureNats, ensurePostgres } from "./dependencies.mjs";
 import { root } from "./paths.mjs";
+import { containerSuite } from "./containers.mjs";
 
 const EXIT_GRACE_MS = Number(process.env.JEST_EXIT_GRACE_MS || 20_000);
 const TIMEOUT_MS = Number(process.env.STEWARD_TEST_TIMEOUT_MIN || 60) * 60_000;
@@ -46,13 +51,17 @@ const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);
 
+const containers = await containerSuite();
+if (containers.failed) finish(0, 1, false);
+const jestArgs = [...process.argv.slice(2), ...containers.jestArgs];
+
 const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));
 const out = join(outDir, "results.json");
-const jest = spawn("npx", ["jest", "--ci", "--runInBand", "--json", `--outputFile=${out}`, ...process.argv.slice(2)], {
+const jest = spawn("npx", ["jest", "--ci", "--runInBand", "--json", `--outputFile=${out}`, ...jestArgs], {
   cwd: root,
   stdio: "inherit",
   detached: true,
-  env: { ...process.env, TEST_DATABASE_URL: serverUrl },
+  env: { ...process.env, ...containers.env, TEST_DATABASE_URL: serverUrl },
 });
 const forward = () => killGroup(jest.pid);
 process.once("SIGINT", forward);
@@ -85,6 +94,8 @@ if (leftovers.length > 0) {
   killGroup(jest.pid);
 }
 
+await containers.afterwards();
+
 let passed = 0;
 let failed = 0;
 try {
@@ -95,6 +106,7 @@ try {
   failed = Math.max(failed, 1);
 }
 if (hung) process.stderr.write(`steward: ${hung}\n`);
+if (containers.skipped) process.stderr.write(`steward: ${containers.skipped}\n`);
 // A jest that only failed to exit after writing complete results is reported above, not counted as a test
 // failure; one stopped by the overall timeout never wrote results and fails.
 finish(passed, failed, code === 0 || (hung !== null && existsSync(out)));

@@ -54,7 +54,16 @@ async function streamReply(res: ServerResponse, model: string, reply: Exclude<Re
   res.end("data: [DONE]\n\n");
 }
 
-export async function startFakeOpenAi(script: (req: ChatRequest, index: number) => Reply | Promise<Reply>): Promise<FakeOpenAi> {
+/** Where the fake listens: loopback and a free port unless told (a container binds 0.0.0.0 on a set port). */
+export interface ListenOptions {
+  host?: string;
+  port?: number;
+}
+
+export async function startFakeOpenAi(
+  script: (req: ChatRequest, index: number) => Reply | Promise<Reply>,
+  listen: ListenOptions = {},
+): Promise<FakeOpenAi> {
   const requests: ChatRequest[] = [];
   const authorizations: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -89,10 +98,11 @@ export async function startFakeOpenAi(script: (req: ChatRequest, index: number) 
       );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const host = listen.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(listen.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `http://${host}:${port}/v1`,
     requests,
     authorizations,
     close: () =>

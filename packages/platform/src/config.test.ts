@@ -8,7 +8,17 @@ describe("readConfig", () => {
       NATS_URL: "nats://127.0.0.1:4222",
       STEWARD_ENV: "development",
       STEWARD_NATS_NAMESPACE: "",
+      STEWARD_NATS_REPLICAS: 1,
     });
+  });
+
+  it("takes a NATS cluster's seed servers, comma-separated, and checks each one", () => {
+    const config = readConfig(commonConfig, { NATS_URL: "nats://n1:4222, nats://n2:4222,nats://n3:4222", STEWARD_NATS_REPLICAS: "3" });
+    expect(config.NATS_URL).toBe("nats://n1:4222,nats://n2:4222,nats://n3:4222");
+    expect(config.STEWARD_NATS_REPLICAS).toBe(3);
+    expect(() => readConfig(commonConfig, { NATS_URL: "nats://n1:4222,http://n2:4222" })).toThrow(/^NATS_URL: must use one of nats, tls$/);
+    expect(() => readConfig(commonConfig, { NATS_URL: "nats://n1:4222,," })).toThrow(/^NATS_URL: has an empty entry$/);
+    expect(() => readConfig(commonConfig, { STEWARD_NATS_REPLICAS: "6" })).toThrow(/^STEWARD_NATS_REPLICAS: must be an integer 1-5$/);
   });
 
   it("stops on a bad value and names the variable", () => {

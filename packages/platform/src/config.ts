@@ -19,6 +19,19 @@ function orDefault<T>(raw: string | undefined, fallback: T | undefined, name: st
   return parse(raw);
 }
 
+function checkUrl(v: string, protocols: readonly string[], name: string): string {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(name, "is not a URL");
+  }
+  if (!protocols.includes(url.protocol.replace(/:$/, ""))) {
+    throw new ConfigError(name, `must use one of ${protocols.join(", ")}`);
+  }
+  return v;
+}
+
 export const env = {
   string: (fallback?: string): Parser<string> => (raw, name) => orDefault(raw, fallback, name, (v) => v),
   optional: (): Parser<string | undefined> => (raw) => (raw === undefined || raw === "" ? undefined : raw),
@@ -28,17 +41,14 @@ export const env = {
     return raw;
   },
   url: (protocols: readonly string[], fallback?: string): Parser<string> => (raw, name) =>
+    orDefault(raw, fallback, name, (v) => checkUrl(v, protocols, name)),
+  /** One URL or several separated by commas (a cluster's seed servers); the value is kept as written. */
+  urlList: (protocols: readonly string[], fallback?: string): Parser<string> => (raw, name) =>
     orDefault(raw, fallback, name, (v) => {
-      let url: URL;
-      try {
-        url = new URL(v);
-      } catch {
-        throw new ConfigError(name, "is not a URL");
-      }
-      if (!protocols.includes(url.protocol.replace(/:$/, ""))) {
-        throw new ConfigError(name, `must use one of ${protocols.join(", ")}`);
-      }
-      return v;
+      const parts = v.split(",").map((part) => part.trim());
+      if (parts.some((part) => part === "")) throw new ConfigError(name, "has an empty entry");
+      for (const part of parts) checkUrl(part, protocols, name);
+      return parts.join(",");
     }),
   port: (fallback?: number): Parser<number> => (raw, name) =>
     orDefault(raw, fallback, name, (v) => {
@@ -101,7 +111,10 @@ export type StewardEnv = (typeof stewardEnvironments)[number];
 /** Variables every service shares (SPEC §8). */
 export const commonConfig = {
   DATABASE_URL: env.url(["postgres", "postgresql"], "postgres://postgres@127.0.0.1:5432/steward"),
-  NATS_URL: env.url(["nats", "tls"], "nats://127.0.0.1:4222"),
+  /** One NATS server, or a cluster's seed servers separated by commas. */
+  NATS_URL: env.urlList(["nats", "tls"], "nats://127.0.0.1:4222"),
+  /** Replicas of each JetStream stream Steward creates (1, or 3/5 on a NATS cluster). */
+  STEWARD_NATS_REPLICAS: env.int(1, 5, 1),
   STEWARD_ENV: env.oneOf(stewardEnvironments, "development"),
   STEWARD_NATS_NAMESPACE: env.namespace(),
   LOG_LEVEL: env.oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   const link = watchNatsLink(nc, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));
   const provision = async () => {
-    await provisionTopology(nc, names);
+    await provisionTopology(nc, names, { replicas: config.STEWARD_NATS_REPLICAS });
     await provisionRunnerConsumer(nc, names, { ackWaitMs: config.RUNNER_ACK_WAIT_MS, maxDeliver: config.RUNNER_MAX_DELIVER });
   };
   await retryUntilUp(provision, { what: "JetStream", logger, signal: shutdown.signal });

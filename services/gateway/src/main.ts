@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   const link = watchNatsLink(conn, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));
   nats.done();
-  const provision = () => provisionTopology(conn, names);
+  const provision = () => provisionTopology(conn, names, { replicas: config.STEWARD_NATS_REPLICAS });
   await retryUntilUp(provision, { what: "JetStream", logger, signal: stopping.signal });
   link.onReconnect(() => void provision().catch((err) => logger.warn({ error_class: (err as Error)?.name }, "re-provisioning failed")));
   feed.attach(conn);

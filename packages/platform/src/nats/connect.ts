@@ -10,17 +10,20 @@ export interface NatsConnectOptions {
 /**
  * Connects to NATS and stays connected: the first connection waits for a server that is not up yet, and a
  * lost connection is retried forever with a capped, jittered backoff, so neither a late start nor a restart
- * of nats-server takes the service down. Subscriptions are restored by the client after a reconnect.
+ * of nats-server takes the service down. Subscriptions are restored by the client after a reconnect. On a
+ * cluster the client learns the other nodes from the seeds and moves to a live one when its node goes.
  */
 export async function connectNats(url: string, name: string, options: NatsConnectOptions = {}): Promise<NatsConnection> {
-  const parsed = new URL(url);
+  // One URL or a cluster's seeds, comma-separated; credentials and TLS are taken from the first.
+  const seeds = url.split(",").map((part) => new URL(part.trim()));
+  const first = seeds[0];
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
   let attempt = 0;
   const nc = await connect({
-    servers: `${parsed.hostname}:${parsed.port || "4222"}`,
-    user: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-    pass: parsed.password ? decodeURIComponent(parsed.password) : undefined,
-    tls: parsed.protocol === "tls:" ? {} : undefined,
+    servers: seeds.map((s) => `${s.hostname}:${s.port || "4222"}`),
+    user: first.username ? decodeURIComponent(first.username) : undefined,
+    pass: first.password ? decodeURIComponent(first.password) : undefined,
+    tls: first.protocol === "tls:" ? {} : undefined,
     name,
     waitOnFirstConnect: true,
     maxReconnectAttempts: -1,

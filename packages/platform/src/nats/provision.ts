@@ -61,6 +61,8 @@ export async function ensureConsumer(
 export interface TopologyOptions {
   /** How long run events stay on the bus, in ms. Default 7 days. */
   eventMaxAgeMs?: number;
+  /** Replicas of each stream (STEWARD_NATS_REPLICAS); 3 on a three-node cluster. Default 1. */
+  replicas?: number;
 }
 
 export interface RunnerConsumerOptions {
@@ -80,8 +82,10 @@ export async function provisionTopology(
   options: TopologyOptions = {},
 ): Promise<void> {
   const jsm = await jetstreamManager(nc);
+  const replicas = options.replicas ?? 1;
   await ensureStream(jsm, {
     name: names.commandStream,
+    num_replicas: replicas,
     description: "Steward commands: agent.run.requested, one message per run to drive (work queue)",
     subjects: [names.runRequested],
     retention: RetentionPolicy.Workqueue,
@@ -90,6 +94,7 @@ export async function provisionTopology(
   });
   await ensureStream(jsm, {
     name: names.eventStream,
+    num_replicas: replicas,
     description: "Steward run events: a copy of every event, on agent.events.<run_id>.<type>",
     subjects: [names.allEvents],
     retention: RetentionPolicy.Limits,
@@ -99,6 +104,7 @@ export async function provisionTopology(
   });
   await ensureStream(jsm, {
     name: names.deadLetterStream,
+    num_replicas: replicas,
     description: "Steward dead letters: commands that can never succeed, with the reason",
     subjects: [names.deadLetterRunRequested],
     retention: RetentionPolicy.Limits,

@@ -1,0 +1,36 @@
+import type { Topology } from "./topology";
+import { counterInput } from "../../support/counter-runs";
+
+const TERMINAL_SQL = "type IN ('run.succeeded', 'run.failed', 'run.cancelled')";
+
+/** Creates `count` counter runs through the gateway, one after another as a client would; resolves their ids. */
+export async function submitRuns(t: Topology, prefix: string, count: number, delayMs: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = await t.http("POST", "/v1/agents/runs", { input: counterInput(`${prefix}-${i}`, delayMs) });
+    if (created.status !== 201) throw new Error(`setup: run ${i} was not created: ${created.status} ${JSON.stringify(created.body)}`);
+    ids.push(created.body.id as string);
+  }
+  return ids;
+}
+
+/** How far the runs are: started, terminal, and side effects done. */
+export async function progress(t: Topology, ids: string[]): Promise<{ started: number; terminal: number; effects: number }> {
+  const { rows } = await t.pool.query<{ started: number; terminal: number; effects: number }>(
+    `SELECT (SELECT count(DISTINCT stream_id) FROM events WHERE stream_id = ANY($1::uuid[]) AND type = 'run.started')::int AS started,
+            (SELECT count(DISTINCT stream_id) FROM events WHERE stream_id = ANY($1::uuid[]) AND ${TERMINAL_SQL})::int AS terminal,
+            (SELECT coalesce(sum(count), 0) FROM test_side_effects WHERE run_id = ANY($1::uuid[]))::int AS effects`,
+    [ids],
+  );
+  return rows[0];
+}
+
+/** Runs started per runner (by the run.started event's runner_id). */
+export async function startedBy(t: Topology, ids: string[]): Promise<Record<string, number>> {
+  const { rows } = await t.pool.query<{ runner: string; runs: number }>(
+    `SELECT data->>'runner_id' AS runner, count(*)::int AS runs FROM events
+      WHERE stream_id = ANY($1::uuid[]) AND type = 'run.started' GROUP BY 1 ORDER BY 1`,
+    [ids],
+  );
+  return Object.fromEntries(rows.map((r) => [r.runner, r.runs]));
+}

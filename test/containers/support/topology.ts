@@ -1,0 +1,287 @@
+import { images } from "./engine";
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import type Dockerode from "dockerode";
+import pg from "pg";
+import { SignJWT } from "jose";
+import { GenericContainer, Network, Wait, getContainerRuntimeClient, type StartedNetwork, type StartedTestContainer } from "testcontainers";
+import { PostgreSqlContainer, type StartedPostgreSqlContainer } from "@testcontainers/postgresql";
+import { connectNats, type NatsConnection } from "@steward/platform";
+import { freePort } from "../../support/faults/free-port";
+import { waitFor } from "../../support/wait-for";
+import { harnessLabels, removeLeftovers } from "./cleanup";
+
+const TOPOLOGY_LABEL = "dev.steward.topology";
+import { compileModelServer } from "./model-files";
+
+// Steward as containers on one network, the way infra/containers/compose.yaml runs it: PostgreSQL, a NATS
+// JetStream cluster, the counter model, policy, tool-exec, agent-runners and the gateway, each from the
+// images setup.sh built. Every published port is fixed when the container is made, so a container that is
+// killed and started again keeps its address on the host too.
+
+export type ServiceName = "policy" | "tool-exec" | "gateway" | `agent-runner-${number}`;
+
+export interface TopologyOptions {
+  /** agent-runner containers. Default 2. */
+  runners?: number;
+  /** NATS nodes (streams replicated on every node). Default 3. */
+  natsNodes?: number;
+  /** test_counter calls per run of the counter model. Default 3. */
+  toolSteps?: number;
+  /** Extra environment for every Steward service. */
+  env?: Record<string, string>;
+}
+
+export interface Service {
+  readonly name: ServiceName;
+  readonly container: StartedTestContainer;
+  /** /readyz on the host. */
+  readonly readyUrl: string;
+}
+
+export interface Topology {
+  readonly network: StartedNetwork;
+  readonly postgres: StartedPostgreSqlContainer;
+  readonly nats: StartedTestContainer[];
+  readonly services: Map<ServiceName, Service>;
+  readonly runnerNames: ServiceName[];
+  readonly gatewayUrl: string;
+  /** PostgreSQL from the host. */
+  readonly pool: pg.Pool;
+  /** The NATS nodes from the host, as seeds. */
+  readonly natsUrl: string;
+  readonly toolSteps: number;
+  /** The namespace the services use on the bus ("" here: the cluster is theirs alone). */
+  readonly namespace: string;
+  connectNats(): Promise<NatsConnection>;
+  /** A member's token for `tenant` (default "containerco"; the demo knowledge base is tenant "demo"). */
+  token(tenant?: string): Promise<string>;
+  http(method: string, path: string, body?: unknown, tenant?: string): Promise<{ status: number; body: any }>;
+  /** The engine's handle on a container (kill, start, pause, network moves). */
+  handle(container: StartedTestContainer): Dockerode.Container;
+  /** SIGKILL to the container's process; the container stays, stopped. */
+  kill(container: StartedTestContainer): Promise<void>;
+  /** Starts a stopped container again (as a restart policy would). */
+  start(container: StartedTestContainer): Promise<void>;
+  /** Waits (bounded) until the service answers /readyz with 200. */
+  waitReady(name: ServiceName, timeoutMs?: number): Promise<void>;
+  /** Cuts the container off the network, or puts it back with its aliases. */
+  disconnect(container: StartedTestContainer): Promise<void>;
+  reconnect(container: StartedTestContainer, alias: string): Promise<void>;
+  /** The last lines the container wrote. */
+  logTail(container: StartedTestContainer, lines?: number): Promise<string>;
+  teardown(): Promise<void>;
+}
+
+const MODEL_PORT = 8000;
+const HEALTH = { policy: 8083, "tool-exec": 8082, runner: 8081, gateway: 8080 } as const;
+
+async function published(port: number) {
+  return { container: port, host: await freePort() };
+}
+
+function hostPort(c: StartedTestContainer, port: number): number {
+  return c.getMappedPort(port);
+}
+
+export async function startTopology(options: TopologyOptions = {}): Promise<Topology> {
+  const runners = options.runners ?? 2;
+  const natsNodes = options.natsNodes ?? 3;
+  const toolSteps = options.toolSteps ?? 3;
+  await removeLeftovers();
+  const client = await getContainerRuntimeClient();
+  const docker = client.container.dockerode;
+  const secret = randomBytes(32).toString("base64url");
+  // Every container of this topology, also one that failed to start (testcontainers does not hand it back).
+  const labels = { ...harnessLabels, [TOPOLOGY_LABEL]: randomBytes(6).toString("hex") };
+  const network = await new Network().start();
+  const model = compileModelServer();
+  const pools: pg.Pool[] = [];
+
+  const teardown = async () => {
+    for (const p of pools) await p.end().catch(() => undefined);
+    // Removed, not stopped: nothing of a topology survives it.
+    const mine = await docker.listContainers({ all: true, filters: { label: [`${TOPOLOGY_LABEL}=${labels[TOPOLOGY_LABEL]}`] } });
+    await Promise.all(mine.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    await network.stop().catch(() => undefined);
+    rmSync(model.dir, { recursive: true, force: true });
+  };
+
+  try {
+    const natsNames = Array.from({ length: natsNodes }, (_, i) => `nats${i + 1}`);
+    const routes = natsNames.map((n) => `nats://${n}:6222`).join(",");
+    const [postgres, , ...nats] = await Promise.all([
+      new PostgreSqlContainer(images.postgres)
+        .withDatabase("steward")
+        .withUsername("steward")
+        .withPassword("steward")
+        .withNetwork(network)
+        .withNetworkAliases("postgres")
+        .withExposedPorts(await published(5432))
+        .withLabels(labels)
+        // No systemd in the images: the module's health check would never run; its log line and port do.
+        .withWaitStrategy(Wait.forAll([Wait.forLogMessage(/ready to accept connections/), Wait.forListeningPorts()]))
+        .withCommand(["-c", "max_connections=200"])
+        .start(),
+      new GenericContainer(images.node)
+        .withNetwork(network)
+        .withNetworkAliases("model")
+        .withLabels(labels)
+        .withCopyDirectoriesToContainer([{ source: model.dir, target: "/model" }])
+        .withEnvironment({ PORT: String(MODEL_PORT), TOOL_STEPS: String(toolSteps) })
+        .withCommand(["node", `/model/${model.entry}`])
+        .withWaitStrategy(Wait.forLogMessage(/model listening/))
+        .start(),
+      ...natsNames.map(async (name) =>
+        new GenericContainer(images.nats)
+          .withName(`${name}-${randomBytes(4).toString("hex")}`)
+          .withNetwork(network)
+          .withNetworkAliases(name)
+          .withLabels(labels)
+          .withExposedPorts(await published(4222))
+          .withCommand(
+            natsNodes === 1
+              ? ["-js", "-sd", "/data", "-p", "4222", "-m", "8222", "-n", name]
+              : ["-js", "-sd", "/data", "-p", "4222", "-m", "8222", "-n", name, "--cluster_name", "steward", "--cluster", "nats://0.0.0.0:6222", "--routes", routes],
+          )
+          .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+          .start(),
+      ),
+    ]);
+
+    const common: Record<string, string> = {
+      DATABASE_URL: "postgres://steward:steward@postgres:5432/steward",
+      NATS_URL: natsNames.map((n) => `nats://${n}:4222`).join(","),
+      STEWARD_NATS_REPLICAS: String(natsNodes),
+      STEWARD_ENV: "test",
+      STEWARD_JWT_SECRET: secret,
+      LLM_BASE_URL: `http://model:${MODEL_PORT}/v1`,
+      LLM_API_KEY: "sk-test",
+      LLM_MODEL: "fake-model",
+      POLICY_ADDR: "policy:50052",
+      TOOL_EXEC_ADDR: "tool-exec:50051",
+      LOG_LEVEL: "info",
+      ...options.env,
+    };
+
+    // Migrations first, once, as compose's `prepare` service does.
+    await new GenericContainer(images.steward)
+      .withNetwork(network)
+      .withLabels(labels)
+      .withEnvironment({ DATABASE_URL: common.DATABASE_URL, STEWARD_SEED_DEMO: "1" })
+      .withCommand(["prepare"])
+      .withWaitStrategy(Wait.forOneShotStartup())
+      .withStartupTimeout(120_000)
+      .start();
+
+    const services = new Map<ServiceName, Service>();
+    const startService = async (name: ServiceName, env: Record<string, string>, healthPort: number) => {
+      const container = await new GenericContainer(images.steward)
+        .withName(`${name}-${randomBytes(4).toString("hex")}`)
+        .withNetwork(network)
+        .withNetworkAliases(name)
+        .withLabels(labels)
+        .withEnvironment({ ...common, ...env })
+        .withCommand([name.startsWith("agent-runner") ? "agent-runner" : name])
+        .withExposedPorts(await published(healthPort))
+        .withWaitStrategy(Wait.forHttp("/readyz", healthPort).forStatusCode(200))
+        .withStartupTimeout(120_000)
+        .start();
+      services.set(name, { name, container, readyUrl: `http://127.0.0.1:${hostPort(container, healthPort)}/readyz` });
+    };
+    const runnerNames = Array.from({ length: runners }, (_, i) => `agent-runner-${i + 1}` as ServiceName);
+    await Promise.all([
+      startService("policy", { POLICY_ADDR: "0.0.0.0:50052" }, HEALTH.policy),
+      startService("tool-exec", { TOOL_EXEC_ADDR: "0.0.0.0:50051" }, HEALTH["tool-exec"]),
+      ...runnerNames.map((name) => startService(name, { RUNNER_ID: name }, HEALTH.runner)),
+      startService("gateway", { GATEWAY_PORT: String(HEALTH.gateway) }, HEALTH.gateway),
+    ]);
+
+    const pool = new pg.Pool({ connectionString: postgres.getConnectionUri(), max: 4 });
+    pools.push(pool);
+    pool.on("error", () => undefined); // a restart of the container ends idle clients; the next query reconnects
+    const gatewayUrl = services.get("gateway")!.readyUrl.replace(/\/readyz$/, "");
+    const natsUrl = nats.map((n) => `nats://127.0.0.1:${hostPort(n, 4222)}`).join(",");
+    const tokens = new Map<string, string>();
+
+    const self: Topology = {
+      network,
+      postgres,
+      nats,
+      services,
+      runnerNames,
+      gatewayUrl,
+      pool,
+      natsUrl,
+      toolSteps,
+      namespace: "",
+      connectNats: () => connectNats(natsUrl, "steward-container-suite"),
+      async token(tenant = "containerco") {
+        if (!tokens.has(tenant)) {
+          const jwt = await new SignJWT({ tid: tenant, roles: ["member"] })
+            .setProtectedHeader({ alg: "HS256" })
+            .setSubject("ops")
+            .setIssuedAt()
+            .setExpirationTime("2h")
+            .sign(new TextEncoder().encode(secret));
+          tokens.set(tenant, jwt);
+        }
+        return tokens.get(tenant)!;
+      },
+      async http(method, path, body, tenant) {
+        const headers: Record<string, string> = { authorization: `Bearer ${await self.token(tenant)}` };
+        if (body !== undefined) headers["content-type"] = "application/json";
+        const res = await fetch(`${gatewayUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        const text = await res.text();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        return { status: res.status, body: parsed };
+      },
+      handle: (c) => docker.getContainer(c.getId()),
+      async kill(c) {
+        await docker.getContainer(c.getId()).kill({ signal: "SIGKILL" });
+        await docker.getContainer(c.getId()).wait();
+      },
+      async start(c) {
+        await docker.getContainer(c.getId()).start();
+      },
+      async waitReady(name, timeoutMs = 90_000) {
+        const url = services.get(name)!.readyUrl;
+        await waitFor(
+          async () => {
+            const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+            await res.arrayBuffer();
+            return res.status === 200 ? true : undefined;
+          },
+          { timeoutMs, intervalMs: 200, what: `${name} to answer /readyz with 200` },
+        );
+      },
+      async disconnect(c) {
+        await docker.getNetwork(network.getId()).disconnect({ Container: c.getId(), Force: true });
+      },
+      async reconnect(c, alias) {
+        await docker.getNetwork(network.getId()).connect({ Container: c.getId(), EndpointConfig: { Aliases: [alias] } });
+      },
+      async logTail(c, lines = 30) {
+        const raw = (await docker.getContainer(c.getId()).logs({ stdout: true, stderr: true, tail: lines })) as unknown as Buffer;
+        // The engine frames each chunk with an 8-byte header when there is no TTY.
+        const out: string[] = [];
+        for (let i = 0; i + 8 <= raw.length; ) {
+          const size = raw.readUInt32BE(i + 4);
+          out.push(raw.subarray(i + 8, i + 8 + size).toString("utf8"));
+          i += 8 + size;
+        }
+        return out.join("").trimEnd();
+      },
+      teardown,
+    };
+    return self;
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+}

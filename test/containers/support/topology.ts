@@ -6,7 +6,7 @@ import pg from "pg";
 import { SignJWT } from "jose";
 import { GenericContainer, Network, Wait, getContainerRuntimeClient, type StartedNetwork, type StartedTestContainer } from "testcontainers";
 import { PostgreSqlContainer, type StartedPostgreSqlContainer } from "@testcontainers/postgresql";
-import { connectNats, type NatsConnection } from "@steward/platform";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "../../support/faults/free-port";
 import { waitFor } from "../../support/wait-for";
 import { harnessLabels, removeLeftovers } from "./cleanup";
@@ -215,7 +215,8 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       natsUrl,
       toolSteps,
       namespace: "",
-      connectNats: () => connectNats(natsUrl, "steward-container-suite"),
+      // Only the published ports: the suite never dials the addresses the cluster gossips.
+      connectNats: () => connect({ servers: natsUrl.split(","), name: "steward-container-suite", ignoreClusterUpdates: true }),
       async token(tenant = "containerco") {
         if (!tokens.has(tenant)) {
           const jwt = await new SignJWT({ tid: tenant, roles: ["member"] })

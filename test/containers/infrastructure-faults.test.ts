@@ -1,0 +1,106 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import { busNames } from "@steward/contract";
+import { hold, runContainerFault, type ContainerFaultReport } from "./support/fault-run";
+import { startTopology, type Topology } from "./support/topology";
+
+// PostgreSQL and the NATS cluster fail under 30 multi-step runs in flight; Steward (two runners) must end
+// every run once, lose no event and repeat no side effect, with nothing done by hand.
+
+jest.setTimeout(600_000);
+
+/** Which node (index into topology.nats) leads the command stream now. */
+async function commandStreamLeader(t: Topology): Promise<number> {
+  const nc = await t.connectNats();
+  try {
+    const info = await (await jetstreamManager(nc)).streams.info(busNames(t.namespace).commandStream);
+    const index = Number(/^nats(\d+)$/.exec(info.cluster?.leader ?? "")?.[1]) - 1;
+    if (!(index >= 0 && index < t.nats.length)) throw new Error(`no leader for the command stream: ${JSON.stringify(info.cluster)}`);
+    return index;
+  } finally {
+    await nc.close();
+  }
+}
+
+describe("Steward as containers survives its infrastructure", () => {
+  let t: Topology;
+
+  beforeAll(async () => {
+    t = await startTopology({ runners: 2 });
+  });
+
+  afterAll(async () => {
+    await t?.teardown();
+  });
+
+  function expectClean(report: ContainerFaultReport): void {
+    expect(report.violations).toEqual([]);
+    expect(report.states).toEqual({ succeeded: report.runs });
+  }
+
+  it("PostgreSQL's container restarted", async () => {
+    expectClean(
+      await runContainerFault(t, {
+        name: "postgres container restart",
+        touches: (topology) => [topology.postgres],
+        inject: (topology) => topology.postgres.restart(),
+      }),
+    );
+  });
+
+  it("PostgreSQL's container paused for 20 s", async () => {
+    expectClean(
+      await runContainerFault(t, {
+        name: "postgres paused 20 s",
+        touches: () => [],
+        async inject(topology) {
+          await topology.handle(topology.postgres).pause();
+          await hold(20_000);
+          await topology.handle(topology.postgres).unpause();
+        },
+      }),
+    );
+  });
+
+  it("the NATS node leading the command stream killed, back after 10 s: the streams, replicated three times, keep serving", async () => {
+    let leader = -1;
+    expectClean(
+      await runContainerFault(t, {
+        name: "nats stream leader killed 10 s",
+        touches: (topology) => [topology.nats[leader]],
+        async inject(topology) {
+          leader = await commandStreamLeader(topology);
+          await topology.kill(topology.nats[leader]);
+          await hold(10_000);
+          await topology.start(topology.nats[leader]);
+        },
+      }),
+    );
+  });
+
+  it("every NATS node restarted at once", async () => {
+    expectClean(
+      await runContainerFault(t, {
+        name: "all nats nodes restarted",
+        touches: (topology) => topology.nats,
+        inject: async (topology) => {
+          await Promise.all(topology.nats.map((n) => n.restart()));
+        },
+      }),
+    );
+  });
+
+  it("creates every stream with three replicas", async () => {
+    const nc = await t.connectNats();
+    try {
+      const jsm = await jetstreamManager(nc);
+      const names = busNames(t.namespace);
+      for (const stream of [names.commandStream, names.eventStream, names.deadLetterStream]) {
+        const info = await jsm.streams.info(stream);
+        expect(info.config.num_replicas).toBe(3);
+        expect(info.cluster?.replicas?.length).toBe(2);
+      }
+    } finally {
+      await nc.close();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { toolFingerprint } from "@steward/contract";
 import { hold, runContainerFault, type ContainerFaultReport } from "./support/fault-run";
 import { startTopology, type ServiceName, type Topology } from "./support/topology";
 
@@ -83,16 +84,21 @@ describe("Steward as containers survives losing its services", () => {
       },
     });
     expectClean(report);
-    // Fail closed: a call first executed while policy was down was permitted before the kill.
+    // Fail closed: a side effect recorded while policy was down (test_counter records it after its delay) is
+    // a call permitted before the kill: a permit for that very call (run and fingerprint) predates the outage.
+    const keys = Array.from({ length: t.toolSteps }, (_, i) => `k${i + 1}`);
+    const fingerprints = keys.map((key) => toolFingerprint("test_counter", { key, delay_ms: 700 }));
     const { rows } = await t.pool.query<{ during: number; unpermitted: number }>(
       `SELECT count(*)::int AS during,
               count(*) FILTER (WHERE NOT EXISTS (
                 SELECT 1 FROM policy_decisions d
-                 WHERE d.run_id = s.run_id AND d.resource_type = 'tool' AND d.resource_id = 'test_counter' AND d.permit AND d.decided_at < $2))::int AS unpermitted
-         FROM test_side_effects s WHERE s.run_id = ANY($1::uuid[]) AND s.first_at BETWEEN $2 AND $3`,
-      [report.runIds, down.from, down.to],
+                 WHERE d.run_id = s.run_id AND d.resource_type = 'tool' AND d.resource_id = 'test_counter' AND d.permit
+                   AND d.fingerprint = f.fp AND d.decided_at < $4))::int AS unpermitted
+         FROM test_side_effects s JOIN unnest($2::text[], $3::text[]) AS f(key, fp) ON f.key = s.key
+        WHERE s.run_id = ANY($1::uuid[]) AND s.first_at BETWEEN $4 AND $5`,
+      [report.runIds, keys, fingerprints, down.from, down.to],
     );
-    console.info(`tool calls first executed while policy was down: ${rows[0].during}, without an earlier permit: ${rows[0].unpermitted}`);
+    console.info(`side effects recorded while policy was down: ${rows[0].during}; of them without a permit from before the kill: ${rows[0].unpermitted}`);
     expect(rows[0].unpermitted).toBe(0);
   });
 

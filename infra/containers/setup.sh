@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares this machine to run Steward as containers, with rootful podman behind a Docker-compatible socket:
-# installs podman/runc/debootstrap when missing, writes its own containers.conf and storage.conf, makes a
+# installs podman/runc/debootstrap (and podman-compose, for compose.yaml) when missing, writes its own containers.conf and storage.conf, makes a
 # Debian base image with debootstrap (nothing can be pulled here), builds the node, PostgreSQL, NATS and
 # Steward images on it, starts the API socket and prints `export DOCKER_HOST=...` as its last line.
 # Idempotent: a second run reuses the base, the cached layers and the running socket.
@@ -20,16 +20,16 @@ mkdir -p "$home"
 
 # 1. The engine.
 need=()
-for tool in podman runc debootstrap; do
+for tool in podman runc debootstrap podman-compose; do
   command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || need+=("$tool")
 done
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
-    say "missing ${need[*]}; install them as root: apt-get install -y podman runc debootstrap"
+    say "missing ${need[*]}; install them as root: apt-get install -y ${need[*]}"
     exit 1
   fi
   say "installing ${need[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q podman runc debootstrap >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
 

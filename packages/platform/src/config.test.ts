@@ -37,6 +37,15 @@ describe("readConfig", () => {
     }
   });
 
+  it("leaves an optional URL unset, and refuses one that is set but is not a URL", () => {
+    const spec = { LLM_BASE_URL: env.optionalUrl(["http", "https"]) };
+    expect(readConfig(spec, {}).LLM_BASE_URL).toBeUndefined();
+    expect(readConfig(spec, { LLM_BASE_URL: "" }).LLM_BASE_URL).toBeUndefined();
+    expect(readConfig(spec, { LLM_BASE_URL: "http://model:8000/v1" }).LLM_BASE_URL).toBe("http://model:8000/v1");
+    expect(() => readConfig(spec, { LLM_BASE_URL: "${LLM_BASE_URL:-}" })).toThrow(/^LLM_BASE_URL: is not a URL$/);
+    expect(() => readConfig(spec, { LLM_BASE_URL: "ftp://model" })).toThrow(/^LLM_BASE_URL: must use one of http, https$/);
+  });
+
   it("never echoes a secret that is too short", () => {
     expect(() => readConfig({ S: env.secret(32) }, { S: "hunter2" })).toThrow(/^S: must be at least 32 characters$/);
   });

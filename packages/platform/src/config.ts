@@ -42,6 +42,9 @@ export const env = {
   },
   url: (protocols: readonly string[], fallback?: string): Parser<string> => (raw, name) =>
     orDefault(raw, fallback, name, (v) => checkUrl(v, protocols, name)),
+  /** A URL that may be left unset (undefined); a value that is set must be a URL of one of `protocols`. */
+  optionalUrl: (protocols: readonly string[]): Parser<string | undefined> => (raw, name) =>
+    raw === undefined || raw === "" ? undefined : checkUrl(raw, protocols, name),
   /** One URL or several separated by commas (a cluster's seed servers); the value is kept as written. */
   urlList: (protocols: readonly string[], fallback?: string): Parser<string> => (raw, name) =>
     orDefault(raw, fallback, name, (v) => {

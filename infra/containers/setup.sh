@@ -29,7 +29,8 @@ if [ "${#need[@]}" -gt 0 ]; then
     exit 1
   fi
   say "installing ${need[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2 ||
+    { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >&2; }
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
 

@@ -35,6 +35,27 @@ function groupMembers(pgid) {
     .map((m) => `${m[1]} ${m[4].slice(0, 160)}`);
 }
 
+/**
+ * What a process that outlived its results is doing, for the report: its state and kernel wait channel, and
+ * (where gdb is installed) the native stack of its main thread — epoll_wait means a handle keeps the event
+ * loop alive, a futex or a JavaScript frame means something is blocking it.
+ */
+function whatItDoes(pid) {
+  const read = (file) => {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const state = /^State:\s*(.*)$/m.exec(read("status"))?.[1] ?? "?";
+  const threads = /^Threads:\s*(.*)$/m.exec(read("status"))?.[1] ?? "?";
+  const lines = [`    state ${state}, wchan ${read("wchan") || "?"}, threads ${threads}`];
+  const gdb = spawnSync("gdb", ["-p", String(pid), "-batch", "-nx", "-ex", "bt 12"], { encoding: "utf8", timeout: 20_000 });
+  if (gdb.status === 0) lines.push(...gdb.stdout.split("\n").filter((l) => /^#\d+/.test(l)).map((l) => `    ${l.slice(0, 160)}`));
+  return lines;
+}
+
 function killGroup(pgid) {
   try {
     process.kill(-pgid, "SIGKILL");
@@ -79,7 +100,8 @@ const watcher = watch(outDir, () => {
   graceTimer = setTimeout(() => {
     hung = `jest wrote its results but had not exited ${EXIT_GRACE_MS / 1000} s later`;
     const left = groupMembers(jest.pid);
-    process.stderr.write(`steward: ${hung}; still running:\n${left.map((l) => `  ${l}`).join("\n")}\n`);
+    const detail = left.flatMap((l) => [`  ${l}`, ...(/\bjest\b/.test(l) && /\bnode\b/.test(l) ? whatItDoes(Number(l.split(" ")[0])) : [])]);
+    process.stderr.write(`steward: ${hung}; still running:\n${detail.join("\n")}\n`);
     killGroup(jest.pid);
   }, EXIT_GRACE_MS);
 });

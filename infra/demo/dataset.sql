@@ -1,9 +1,37 @@
--- The demo dataset the data tools read: a small shop. Idempotent; run by `npm start` and the test suite.
--- The data tools connect as steward_reader, a login role that may only read this schema.
+-- The demo dataset the data tools read: a small shop. Idempotent; run by `npm start` (infra/local/seed.mjs)
+-- into the datasets database beside the application's (`steward` → `steward_datasets`), never into the
+-- application's own. The data tools connect as steward_reader, a login role that may only read this
+-- schema. See docs/datasets.md for every wall and why.
+-- One loader at a time across the server (the role and its settings are cluster-wide; suites load in
+-- parallel): the script runs as one implicit transaction, so the lock is held to its end.
+SELECT pg_advisory_xact_lock(hashtext('steward.dataset'));
+
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'steward_reader') THEN
-    CREATE ROLE steward_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+    CREATE ROLE steward_reader LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION;
+  END IF;
+END $$;
+
+-- The role bounds its own sessions, whatever a session sets: tool-exec may only lower statement_timeout.
+ALTER ROLE steward_reader SET statement_timeout = '30s';
+ALTER ROLE steward_reader SET idle_in_transaction_session_timeout = '10s';
+ALTER ROLE steward_reader SET lock_timeout = '2s';
+-- A query whose client went away (a cancelled call drops its connection) stops within a second.
+ALTER ROLE steward_reader SET client_connection_check_interval = '1s';
+ALTER ROLE steward_reader SET temp_file_limit = '64MB';
+
+-- Database-wide doors, shut in the datasets database only: the application's database has its own grants
+-- (packages/store/migrations/013_dataset_reader_isolation.sql keeps the reader out of it altogether).
+DO $$
+BEGIN
+  IF to_regclass('public.events') IS NULL THEN
+    EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
+    EXECUTE format('REVOKE TEMPORARY, CREATE ON DATABASE %I FROM steward_reader', current_database());
+    REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+    REVOKE EXECUTE ON FUNCTION pg_catalog.pg_notify(text, text) FROM PUBLIC;
+    -- Activity of other databases on the server (row counts written, sessions) is none of the reader's business.
+    REVOKE SELECT ON pg_catalog.pg_stat_database, pg_catalog.pg_stat_activity FROM PUBLIC;
   END IF;
 END $$;
 

@@ -6,6 +6,27 @@ import { root } from "./paths.mjs";
 
 const require = createRequire(import.meta.url);
 
+/** The datasets database beside the application's (`steward` → `steward_datasets`); tool-exec's default DATASET_URL. */
+export function datasetsUrl(databaseUrl) {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${encodeURIComponent(decodeURIComponent(url.pathname.replace(/^\//, "")) + "_datasets")}`;
+  return url.toString();
+}
+
+// The data tools read a database of their own: the reader never sees the application's tables (docs/datasets.md).
+async function seedDatasets(databaseUrl) {
+  const { createPool } = require(join(root, "packages", "platform", "dist"));
+  const { ensureDatabase } = require(join(root, "packages", "store", "dist"));
+  const url = datasetsUrl(databaseUrl);
+  await ensureDatabase(url);
+  const pool = createPool(url, { max: 1, applicationName: "steward-seed" });
+  try {
+    await pool.query(readFileSync(join(root, "infra", "demo", "dataset.sql"), "utf8"));
+  } finally {
+    await pool.end();
+  }
+}
+
 export const demo = { tenant: "demo", user: "demo-user" };
 
 export async function seedDemo(databaseUrl) {
@@ -25,7 +46,7 @@ export async function seedDemo(databaseUrl) {
         added++;
       }
     }
-    await pool.query(readFileSync(join(root, "infra", "demo", "dataset.sql"), "utf8"));
+    await seedDatasets(databaseUrl);
     return added;
   } finally {
     await pool.end();

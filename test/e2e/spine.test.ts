@@ -4,6 +4,19 @@ import { addDocument } from "@steward/store";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { readSubject } from "../support/bus";
 import { waitFor } from "../support/wait-for";
+import { openEventStream, type SseClient } from "../support/sse";
+
+/** Resolves when the server ends the stream; fails (and closes it) if it is still open after `boundMs`. */
+function endsWithin(stream: SseClient, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      stream.close();
+      reject(new Error(`the stream was still open after ${boundMs} ms`));
+    }, boundMs);
+  });
+  return Promise.race([stream.ended, bound]).finally(() => clearTimeout(timer));
+}
 
 jest.setTimeout(120_000);
 
@@ -78,6 +91,21 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
     const page = await platform.http("GET", `/v1/agents/runs/${runId}/events?after=2`, { token: alice });
     expect(page.status).toBe(200);
     expect(page.body.items.map((e: { seq: number }) => e.seq)).toEqual([3, 4, 5, 6, 7, 8]);
+  });
+
+  it("ends the event stream of a finished run right after the terminal event, also when resumed at or past it", async () => {
+    const url = `${platform.gatewayUrl}/v1/agents/runs/${runId}/events`;
+    const whole = await openEventStream(url, alice);
+    await endsWithin(whole, 10_000);
+    expect(whole.messages.map((m) => m.id)).toEqual(["1", "2", "3", "4", "5", "6", "7", "8"]);
+    const last = await openEventStream(url, alice, "7");
+    await endsWithin(last, 10_000);
+    expect(last.messages.map((m) => [m.id, m.event])).toEqual([["8", "run.succeeded"]]);
+    // Past the terminal event nothing will ever come: the stream ends at once instead of polling forever.
+    for (const resumed of [await openEventStream(url, alice, "8"), await openEventStream(`${url}?after=999`, alice)]) {
+      await endsWithin(resumed, 10_000);
+      expect(resumed.messages).toEqual([]);
+    }
   });
 
   it("publishes every event to JetStream under the run's subjects, once, with Nats-Msg-Id = event id", async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createToolExecApi } from "@steward/proto";
+import { datasetsUrl } from "../support/databases";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
 import { eventsOf, runToEnd } from "../support/runs";
@@ -25,12 +26,18 @@ const HOSTILE: Array<[string, unknown]> = [
   ["run_query", { sql: "drop table orders" }],
   ["run_query", { sql: "with d as (delete from orders returning *) select * from d" }],
   ["run_query", { sql: "select pg_sleep(10)" }],
+  // Issue 12's escape: a second statement ending the READ ONLY transaction, then a long sleep.
+  ["run_query", { sql: "select 1) a; commit; select pg_sleep(12); select * from (select 1" }],
+  ["run_query", { sql: "select 1) a; create temp table t as select 1; select * from (select 1" }],
+  ["run_query", { sql: "select pg_notify('steward_outbox', 'x')" }],
+  ["run_query", { sql: "select relname, n_live_tup from pg_stat_all_tables where relname in ('events', 'runs', 'policy_decisions')" }],
 ];
 
 describe("real tools: knowledge base, read-only dataset, a write that needs approval", () => {
   let platform: TestPlatform;
   let model: FakeOpenAi;
   let pool: pg.Pool;
+  let datasets: pg.Pool;
   let admin: string;
   let member: string;
 
@@ -47,12 +54,15 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     model = await startFakeOpenAi(script);
     platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", DATASET_STATEMENT_TIMEOUT_MS: "500" });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
+    // The platform seeded the datasets database tool-exec reads (the application's name + `_datasets`).
+    datasets = new pg.Pool({ connectionString: datasetsUrl(platform.databaseUrl) });
     admin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });
     member = await platform.token({ tenant: "acme", user: "mo" });
   });
 
   afterAll(async () => {
     await pool?.end();
+    await datasets?.end();
     await platform?.teardown();
     await model?.close();
   });
@@ -91,14 +101,21 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     expect(String(requests.at(-1)!.messages[0].content)).toMatch(/- step 5 run_query: ok/);
   });
 
-  it("refuses writes, DDL and data-modifying CTEs, stops a long query at the timeout, and changes nothing", async () => {
+  it("refuses writes, DDL, data-modifying CTEs, second statements, temp tables and notifications; stops a long query; sees no application table", async () => {
+    const started = Date.now();
     const run = await runToEnd(platform, member, "hostile queries");
+    // Had the escape committed its way out of the READ ONLY transaction, its pg_sleep(12) would have run.
+    expect(Date.now() - started).toBeLessThan(12_000);
     const events = await eventsOf(platform, member, run.id);
-    const codes = events.filter((e) => e.type === "tool_result").map((e) => e.data.result_code);
-    expect(codes).toEqual(["ok", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_TIMEOUT"]);
-    const { rows } = await pool.query("SELECT count(*)::int AS n, sum(quantity)::int AS q FROM demo_data.orders");
+    const results = events.filter((e) => e.type === "tool_result");
+    expect(results.map((e) => e.data.result_code)).toEqual([
+      "ok", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_TIMEOUT",
+      "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "ok",
+    ]);
+    expect(results[9].data.result.rows).toEqual([]);
+    const { rows } = await datasets.query("SELECT count(*)::int AS n, sum(quantity)::int AS q FROM demo_data.orders");
     expect(rows[0]).toEqual({ n: 60, q: 120 });
-    expect(await pool.query("SELECT to_regclass('demo_data.orders') IS NOT NULL AS present")).toMatchObject({ rows: [{ present: true }] });
+    expect(await datasets.query("SELECT to_regclass('demo_data.orders') IS NOT NULL AS present")).toMatchObject({ rows: [{ present: true }] });
   });
 
   it("a write that requires approval runs once on approve, and a retried call returns the stored result", async () => {

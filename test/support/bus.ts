@@ -16,18 +16,27 @@ export async function readSubject(nc: NatsConnection, stream: string, subject: s
     ack_policy: AckPolicy.None,
     deliver_policy: DeliverPolicy.All,
     inactive_threshold: 30_000_000_000,
+    // A reader of its own: one replica in memory, whatever the stream's replicas.
+    num_replicas: 1,
+    mem_storage: true,
   });
   try {
     const pending = info.num_pending;
     const out: BusMessage[] = [];
     if (pending === 0) return out;
     const consumer = await jetstream(nc).consumers.get(stream, info.name);
-    const batch = await consumer.fetch({ max_messages: Math.min(pending, max), expires: 5000 });
-    for await (const m of batch) {
-      const headers: Record<string, string> = {};
-      for (const [k] of m.headers ?? []) headers[k] = m.headers!.get(k);
-      out.push({ subject: m.subject, seq: m.seq, headers, json: m.json() });
-      if (out.length >= Math.min(pending, max)) break;
+    const wanted = Math.min(pending, max);
+    // A fetch may end with part of the batch (on a replicated stream, right after a leader change): fetch
+    // again for the rest, within a bound.
+    const deadline = Date.now() + 20_000;
+    while (out.length < wanted && Date.now() < deadline) {
+      const batch = await consumer.fetch({ max_messages: wanted - out.length, expires: 5000 });
+      for await (const m of batch) {
+        const headers: Record<string, string> = {};
+        for (const [k] of m.headers ?? []) headers[k] = m.headers!.get(k);
+        out.push({ subject: m.subject, seq: m.seq, headers, json: m.json() });
+        if (out.length >= wanted) break;
+      }
     }
     return out;
   } finally {

@@ -13,7 +13,14 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
-/** A fresh, migrated database for one test file; `drop()` removes it. */
+/** The datasets database beside an application database (`x` → `x_datasets`), where the data tools read. */
+export function datasetsUrl(url: string): string {
+  const u = new URL(url);
+  u.pathname = `${u.pathname}_datasets`;
+  return u.toString();
+}
+
+/** A fresh, migrated database for one test file; `drop()` removes it and its datasets database. */
 export async function freshDatabase(prefix = "steward_test"): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString("hex")}`;
   const url = databaseUrl(name);
@@ -21,12 +28,17 @@ export async function freshDatabase(prefix = "steward_test"): Promise<{ url: str
   await migrate(url);
   return {
     url,
-    drop: () => dropDatabase(url),
+    drop: async () => {
+      await dropDatabase(url);
+      await dropDatabase(datasetsUrl(url));
+    },
   };
 }
 
-/** Loads the demo dataset (and the read-only role of the data tools) into a database. */
-export async function loadDemoDataset(url: string): Promise<void> {
+/** Loads the demo dataset (and the read-only role of the data tools) into the datasets database of `appUrl`. */
+export async function loadDemoDataset(appUrl: string): Promise<void> {
+  const url = datasetsUrl(appUrl);
+  await ensureDatabase(url);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -13,6 +13,8 @@ export const RunErrorCode = {
   policyDenied: 60500,
   elevationInvalid: 60501,
   pdpUnavailable: 60502,
+  /** A policy of the set failed to evaluate (e.g. integer overflow): a deny, whatever the policy's effect. */
+  policyEvaluationError: 60503,
 } as const;
 
 /** Result codes a tool call can carry besides a numeric run code. */

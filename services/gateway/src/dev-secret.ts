@@ -7,14 +7,20 @@ import { dirname } from "node:path";
  * gateway and `npm run token`, so a fresh machine needs no configuration.
  */
 export function developmentSecret(path: string): string {
-  try {
-    const existing = readFileSync(path, "utf8").trim();
-    if (existing.length >= 32) return existing;
-  } catch {
-    // not created yet
-  }
+  const existing = existingDevelopmentSecret(path);
+  if (existing !== undefined) return existing;
   const secret = randomBytes(32).toString("base64url");
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: "w" });
   return secret;
+}
+
+/** The generated development secret if it was created already; never creates one. */
+export function existingDevelopmentSecret(path: string): string | undefined {
+  try {
+    const existing = readFileSync(path, "utf8").trim();
+    return existing.length >= 32 ? existing : undefined;
+  } catch {
+    return undefined; // not created yet
+  }
 }

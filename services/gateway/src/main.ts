@@ -1,21 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { busNames } from "@steward/contract";
 import {
-  ConfigError,
   answerStatusPings,
   channelCheck,
-  commonConfig,
   connectNats,
   createLogger,
   createPool,
   createReadiness,
-  env,
   linkCheck,
   onShutdown,
   postgresCheck,
   provisionTopology,
-  readConfig,
   retryUntilUp,
   watchNatsLink,
   type NatsConnection,
@@ -28,39 +23,17 @@ import { createAuthorizer } from "./app/authorize";
 import { createRunHandler } from "./app/create-run";
 import { createRunControls } from "./app/control-run";
 import { createPlatformStatus } from "./app/platform-status";
-import { developmentSecret } from "./dev-secret";
+import { developmentSecret, existingDevelopmentSecret } from "./dev-secret";
+import { devSecretPath, readGatewayConfig } from "./config";
 import { createDeferredRunFeed } from "./adapters/nats/run-feed";
 import { createBusProbe } from "./adapters/nats/platform-probe";
-
-function readGatewayConfig() {
-  const config = readConfig({
-    ...commonConfig,
-    GATEWAY_PORT: env.port(8080),
-    GATEWAY_HOST: env.string("127.0.0.1"),
-    POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
-    STEWARD_JWT_SECRET: env.secret(32),
-    STEWARD_JWKS_URL: env.optional(),
-    STEWARD_JWT_ISSUER: env.optional(),
-    STEWARD_JWT_AUDIENCE: env.optional(),
-    STEWARD_HOME: env.string(join(process.cwd(), ".steward")),
-    STEWARD_TEST_DEADLINE_SECONDS: env.int(1, 180, 180),
-  });
-  if (config.STEWARD_TEST_DEADLINE_SECONDS !== 180 && config.STEWARD_ENV !== "test") {
-    throw new ConfigError("STEWARD_TEST_DEADLINE_SECONDS", "may only shorten the deadline when STEWARD_ENV=test");
-  }
-  const production = config.STEWARD_ENV === "staging" || config.STEWARD_ENV === "production";
-  if (production && !config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
-    throw new ConfigError("STEWARD_JWT_SECRET", `or STEWARD_JWKS_URL is required when STEWARD_ENV is ${config.STEWARD_ENV}`);
-  }
-  return config;
-}
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
  * commands until NATS does); NATS is joined whenever it answers; /readyz says what is missing.
  */
 async function main(): Promise<void> {
-  const config = readGatewayConfig();
+  const config = readGatewayConfig(process.env, (home) => existingDevelopmentSecret(devSecretPath(home)));
   const logger = createLogger("gateway", config.LOG_LEVEL);
   const names = busNames(config.STEWARD_NATS_NAMESPACE);
   const instance = `gateway-${randomUUID().slice(0, 8)}`;
@@ -78,14 +51,22 @@ async function main(): Promise<void> {
   const feed = createDeferredRunFeed(names);
   let nc: NatsConnection | undefined;
   const authenticate = createAuthenticator({
-    secret: config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(join(config.STEWARD_HOME, "dev-jwt-secret")),
+    // readGatewayConfig allows the generated secret only when STEWARD_ENV=development.
+    secret: config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(devSecretPath(config.STEWARD_HOME)),
     jwksUrl: config.STEWARD_JWKS_URL,
     issuer: config.STEWARD_JWT_ISSUER,
     audience: config.STEWARD_JWT_AUDIENCE,
+    maxTtlSeconds: config.STEWARD_JWT_MAX_TTL,
   });
   const authorize = createAuthorizer({ pdp, logger });
   const app = buildApp({
     logger,
+    http: {
+      requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS,
+      connectionTimeoutMs: config.GATEWAY_CONNECTION_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
+      maxRequestsPerSocket: config.GATEWAY_MAX_REQUESTS_PER_SOCKET,
+    },
     pool,
     authenticate,
     authorize,

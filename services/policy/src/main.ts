@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     ...healthConfig(8083),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
     STEWARD_POLICY_DIR: env.string(defaultPolicyDir),
+    POLICY_CACHE_TENANTS: env.int(1, 1_000_000, 1000),
   });
   const logger = createLogger("policy", config.LOG_LEVEL);
   const instance = `policy-${randomUUID().slice(0, 8)}`;
@@ -50,7 +51,10 @@ async function main(): Promise<void> {
   const activations = deferredActivations(config.STEWARD_NATS_NAMESPACE, () =>
     logger.warn("NATS is not connected: other replicas will see the activation when their cached set ages out"),
   );
-  const service = composePolicyService({ pool, activations, policyDir: config.STEWARD_POLICY_DIR, logger });
+  const service = composePolicyService(
+    { pool, activations, policyDir: config.STEWARD_POLICY_DIR, logger },
+    { cacheTenants: config.POLICY_CACHE_TENANTS },
+  );
   const port = await bindGrpc(service.server, config.POLICY_ADDR);
   const host = config.POLICY_ADDR.slice(0, config.POLICY_ADDR.lastIndexOf(":"));
   logger.info({ addr: `${host}:${port}`, health: health.url }, "listening");

@@ -14,7 +14,7 @@ import { fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
-import { createCedarEngine, type CedarAnswer, type CedarRequest } from "./adapters/cedar/engine";
+import { createCedarEngine, type CedarAnswer, type CedarRequest, type PreparedPolicySet } from "./adapters/cedar/engine";
 import { entitiesFor, resourceUid } from "./domain/entities";
 
 interface StressOptions {
@@ -81,17 +81,16 @@ async function hammer(options: StressOptions): Promise<void> {
   const kept: { request: CedarRequest; answer: CedarAnswer }[] = [];
   const deadline = Date.now() + options.seconds * 1000;
   const started = performance.now();
-  let key = "";
+  let set: PreparedPolicySet | undefined;
   let permits = 0;
   let i = 0;
   while (i < options.ops && Date.now() < deadline) {
     for (const end = Math.min(i + CHUNK, options.ops); i < end; i++) {
       if (i % PREPARE_EVERY === 0) {
-        key = `stress@${i / PREPARE_EVERY}`;
-        engine.prepare(key, engine.validate(variants[(i / PREPARE_EVERY) % variants.length]));
+        set = engine.prepare(`stress@${i / PREPARE_EVERY}`, engine.validate(variants[(i / PREPARE_EVERY) % variants.length]));
       }
       const request = requestOf(i);
-      const answer = engine.authorize(key, request);
+      const answer = engine.authorize(set as PreparedPolicySet, request);
       if (answer.permit) permits++;
       if (options.keep > 0) kept[i % options.keep] = { request, answer };
     }

@@ -5,7 +5,8 @@ import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
 import { testTools } from "./adapters/tools/test-tools";
 import { datasetTools } from "./adapters/tools/dataset-tools";
 import { saveNoteTool } from "./adapters/tools/save-note";
-import { createDatasetReader } from "./adapters/dataset/reader";
+import { createDatasetReader } from "./adapters/tools/dataset/reader";
+import { defaultDatasetUrl } from "./adapters/tools/dataset/default-url";
 import { parseMcpServers } from "./adapters/mcp/config";
 import { mountMcpServers } from "./adapters/mcp/mount";
 import { createPgIdempotencyStore } from "./adapters/pg/idempotency-store";
@@ -33,13 +34,8 @@ async function main(): Promise<void> {
     MCP_SERVERS: env.optional(),
   });
   const mcpServers = parseMcpServers(config.MCP_SERVERS);
-  // By default the data tools read as the steward_reader login role on the same server.
-  const datasetUrl = config.DATASET_URL ?? (() => {
-    const url = new URL(config.DATABASE_URL);
-    url.username = "steward_reader";
-    url.password = "";
-    return url.toString();
-  })();
+  // By default the data tools read the datasets database beside the application's, as steward_reader.
+  const datasetUrl = config.DATASET_URL ?? defaultDatasetUrl(config.DATABASE_URL);
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
   const readiness = createReadiness();
   const starting = readiness.pending("start", "waiting for PostgreSQL and the tools");

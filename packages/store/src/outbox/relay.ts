@@ -51,6 +51,10 @@ export function createOutboxRelay(
     const client = await deps.pool.connect();
     try {
       await client.query("BEGIN");
+      // A relay that lost its network while holding the lock would otherwise hold it, idle in its
+      // transaction, until the server noticed the dead peer (hours, by TCP's defaults): every relay would
+      // wait behind it. The server ends such a transaction after 15 s; its rows are published again.
+      await client.query("SET LOCAL idle_in_transaction_session_timeout = '15s'");
       // One relay publishes at a time (the others wait their turn): two relays publishing disjoint batches
       // at once could put a run's later event on the stream before its earlier one.
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended('steward.outbox.relay', 0))");

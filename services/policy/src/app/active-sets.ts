@@ -1,39 +1,44 @@
-import type { CedarEngine, ValidatedPolicySet } from "../adapters/cedar/engine";
-import type { PolicySetStore } from "../adapters/pg/policy-sets";
+import type { CedarEngine, PreparedPolicySet, ValidatedPolicySet } from "../adapters/cedar/engine";
+import type { PolicySetRow, PolicySetStore } from "../adapters/pg/policy-sets";
+import { createLru } from "../domain/lru";
 
-export interface ActiveSet {
-  readonly key: string;
+export interface ActiveSet extends PreparedPolicySet {
   readonly version: number;
 }
 
 export interface ActiveSets {
   /** The tenant's active, pre-parsed set; installs the default set for a tenant that has none. */
   get(tenantId: string): Promise<ActiveSet>;
-  /** Pre-parses any stored version (for a dry run) and returns its key. */
+  /** Pre-parses any stored version (for a dry run); not kept among the tenants' active sets. */
   version(tenantId: string, version: number): Promise<ActiveSet | null>;
   /** Forgets the tenant's active set; the next decision reads it again. */
   invalidate(tenantId: string): void;
 }
 
+export interface ActiveSetsOptions {
+  /** How long an active set is trusted before the store is asked again (default 30 000 ms). */
+  readonly maxAgeMs?: number;
+  /** How many tenants' active sets are held (default 1000); the least recently used is dropped and re-read on its next decision. */
+  readonly maxTenants?: number;
+}
+
 /**
- * Pre-parsed Cedar sets per tenant and version. The active version is cached for up to `maxAgeMs` and
- * dropped at once when an activation message arrives, so every replica switches together.
+ * Pre-parsed Cedar sets per tenant, held for at most `maxTenants` tenants (least recently used dropped first). The
+ * active version is trusted for up to `maxAgeMs` and dropped at once when an activation message arrives, so every
+ * replica switches together.
  */
 export function createActiveSets(
   deps: { store: PolicySetStore; engine: CedarEngine; defaultSet: ValidatedPolicySet; defaultText: string },
-  options: { maxAgeMs?: number } = {},
+  options: ActiveSetsOptions = {},
 ): ActiveSets {
   const maxAgeMs = options.maxAgeMs ?? 30_000;
-  const cache = new Map<string, { set: ActiveSet; at: number }>();
+  const cache = createLru<string, { set: ActiveSet; at: number }>(options.maxTenants ?? 1000);
 
-  function prepared(tenantId: string, version: number, text: string): ActiveSet {
-    const key = `${tenantId}@${version}`;
-    if (!deps.engine.isPrepared(key)) {
-      const validated = deps.engine.validate(text);
-      if (!validated.valid) throw new Error(`stored policy set ${key} no longer validates`);
-      deps.engine.prepare(key, validated);
-    }
-    return { key, version };
+  function prepared(row: PolicySetRow): ActiveSet {
+    const key = `${row.tenant_id}@${row.version}`;
+    const validated = deps.engine.validate(row.policies);
+    if (!validated.valid) throw new Error(`stored policy set ${key} no longer validates`);
+    return { ...deps.engine.prepare(key, validated), version: row.version };
   }
 
   return {
@@ -46,13 +51,14 @@ export function createActiveSets(
         row = await deps.store.active(tenantId);
       }
       if (!row) throw new Error(`tenant ${tenantId} has policy sets but none is active`);
-      const set = prepared(tenantId, row.version, row.policies);
+      // A version's text never changes, so an aged entry still on the active version is kept as parsed.
+      const set = hit && hit.set.version === row.version ? hit.set : prepared(row);
       cache.set(tenantId, { set, at: Date.now() });
       return set;
     },
     async version(tenantId, version) {
       const row = await deps.store.get(tenantId, version);
-      return row ? prepared(tenantId, row.version, row.policies) : null;
+      return row ? prepared(row) : null;
     },
     invalidate(tenantId) {
       cache.delete(tenantId);

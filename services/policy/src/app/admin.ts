@@ -3,6 +3,7 @@ import type { CedarEngine } from "../adapters/cedar/engine";
 import type { PolicySetStore, PolicySetRow } from "../adapters/pg/policy-sets";
 import type { DecisionLog } from "../adapters/pg/decision-log";
 import type { Elevations } from "../adapters/pg/elevations";
+import { decisionOf } from "../domain/decide";
 import { entitiesFor, resourceUid } from "../domain/entities";
 import type { ActiveSets } from "./active-sets";
 
@@ -58,14 +59,16 @@ export function createPolicyAdmin(deps: {
       if (!set) throw new AdminNotFoundError(`version ${q.version} not found`);
       const mcp = isMcpPolicyPoint(q.action);
       const resource = mcp ? { type: "tool", id: q.action } : { type: q.resourceType, id: q.resourceId };
-      const verdict = deps.engine.authorize(set.key, {
+      const verdict = deps.engine.authorize(set, {
         principal: { type: "Steward::User", id: q.userId },
         action: mcp ? "mcp.tool.invoke" : q.action,
         resource: resourceUid(resource.type, resource.id),
         context: { elevated: q.elevated, run_id: "", step_no: 0 },
         entities: entitiesFor({ tenantId: q.tenantId, userId: q.userId, roles: q.roles, resource }),
       });
-      return { ...verdict, version: set.version };
+      // The same rule as a live decision: an evaluation error denies (the errors are shown to the administrator).
+      const decision = decisionOf({ action: q.action, elevation: { kind: "none" }, verdict });
+      return { permit: decision.permit, code: decision.code, policyIds: decision.policyIds, errors: verdict.errors, version: set.version };
     },
     queryDecisions: (tenantId: string, filter: { runId?: string; afterId?: number; limit: number }) => deps.log.query(tenantId, filter),
     async createElevation(e: { tenantId: string; userId: string; actions: string[]; ttlSeconds: number; grantedBy: string }) {

@@ -25,18 +25,23 @@ export interface Activations {
  * Wires the policy service: Cedar engine from the schema, the default set (which must validate, or the
  * service does not start), the PDP, its administration, and the activation listener.
  */
-export function composePolicyService(deps: { pool: Pool; activations: Activations; policyDir: string; logger: Logger }): {
+export function composePolicyService(
+  deps: { pool: Pool; activations: Activations; policyDir: string; logger: Logger },
+  options: { cacheTenants?: number } = {},
+): {
   server: grpc.Server;
   close(): void;
 } {
-  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"));
+  // Cedar holds as many parsed sets as tenants are cached; a dry run of another version borrows a slot.
+  const cacheTenants = options.cacheTenants ?? 1000;
+  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"), { preparedSets: cacheTenants });
   const defaultText = readFileSync(join(deps.policyDir, "default.cedar"), "utf8");
   const defaultSet = engine.validate(defaultText);
   if (!defaultSet.valid) {
     throw new Error(`default.cedar does not validate: ${defaultSet.issues.map((i) => `${i.policyId} ${i.message}`).join("; ")}`);
   }
   const store = createPgPolicySetStore(deps.pool);
-  const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+  const sets = createActiveSets({ store, engine, defaultSet, defaultText }, { maxTenants: cacheTenants });
   const stopListening = deps.activations.listen((tenantId) => sets.invalidate(tenantId));
   const log = createPgDecisionLog(deps.pool);
   const handle = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });

@@ -51,7 +51,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       // An MCP tool's point is one Cedar action on the tool named by the point.
       const mcp = isMcpPolicyPoint(query.action);
       const resource = mcp ? { type: "tool", id: query.action } : query.resource;
-      const verdict = deps.engine.authorize(set.key, {
+      const verdict = deps.engine.authorize(set, {
         principal: { type: "Steward::User", id: query.userId },
         action: mcp ? "mcp.tool.invoke" : query.action,
         resource: resourceUid(resource.type, resource.id),
@@ -63,6 +63,10 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
         entities: entitiesFor({ ...query, resource, roles, toolSafety: query.context.tool_safety }),
       });
       decision = decisionOf({ action: query.action, elevation, verdict });
+      if (verdict.erroredPolicyIds.length > 0) {
+        // For the operator: which policy failed and how (the decision itself names the policies only).
+        deps.logger.warn({ tenant_id: query.tenantId, policy_version: set.version, errors: verdict.errors }, "policy evaluation error: denied");
+      }
     }
     const latencyMs = Number((performance.now() - started).toFixed(3));
     await deps.log.record({

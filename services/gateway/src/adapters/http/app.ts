@@ -1,6 +1,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger, Readiness } from "@steward/platform";
-import { createErrorHandler, notFoundHandler } from "./problem";
+import { BODY_LIMIT, createErrorHandler, notFoundHandler } from "./problem";
+import { serverOptionsOf, type HttpLimits } from "./http-limits";
+import { registerJsonBodyParser } from "./json-body";
 import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
 import { registerKnowledgeRoutes } from "./routes/knowledge";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
@@ -10,18 +12,25 @@ export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDep
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;
+  /** Request, idle and keep-alive limits of the server; defaults in HttpLimits. */
+  readonly http?: HttpLimits;
 }
 
 /** The gateway's HTTP surface, without ports: main.ts listens, tests use inject(). */
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const handleError = createErrorHandler(deps.logger);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     disableRequestLogging: true,
-    bodyLimit: 256 * 1024,
+    bodyLimit: BODY_LIMIT,
+    ...serverOptionsOf(deps.http),
     // Event streams are long-lived; shutting down must not wait for their clients to leave.
     forceCloseConnections: true,
+    // A URL that does not decode is answered before routing: through the same problem mapping.
+    frameworkErrors: handleError,
   });
-  app.setErrorHandler(createErrorHandler(deps.logger));
+  app.setErrorHandler(handleError);
+  registerJsonBodyParser(app);
   app.setNotFoundHandler(notFoundHandler);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

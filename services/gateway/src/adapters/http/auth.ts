@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
 import { UnauthenticatedError } from "@steward/platform";
+import { findInvalidText } from "./valid-text";
 
 /** Who is calling, from a verified bearer token. */
 export interface Principal {
@@ -13,21 +14,27 @@ export interface AuthOptions {
   readonly secret?: string;
   /** A JWKS endpoint of an identity provider (RS256/ES256 and friends). */
   readonly jwksUrl?: string;
+  /** Required `iss` when set (checked in every environment). */
   readonly issuer?: string;
+  /** Required `aud` when set (checked in every environment). */
   readonly audience?: string;
+  /** Longest accepted lifetime in seconds: `exp - iat`, or `exp - now` without `iat`. Default 86 400 (24 h). */
+  readonly maxTtlSeconds?: number;
 }
 
 export type Authenticate = (authorization: string | undefined) => Promise<Principal>;
 
 /**
- * Verifies `Authorization: Bearer <JWT>`: signature, expiry, and issuer/audience when configured. Claims:
- * `sub` (the user), `tid` (the tenant), `roles` (strings). Every failure is the same 401.
+ * Verifies `Authorization: Bearer <JWT>`: signature, a required `exp` within the maximum lifetime, and
+ * issuer/audience when configured. Claims: `sub` (the user), `tid` (the tenant), `roles` (strings). Every
+ * failure is the same 401; neither the token nor the key ever reaches the error.
  */
 export function createAuthenticator(options: AuthOptions): Authenticate {
   const key: Uint8Array | JWTVerifyGetKey = options.jwksUrl
     ? createRemoteJWKSet(new URL(options.jwksUrl))
     : new TextEncoder().encode(options.secret ?? "");
   if (!options.jwksUrl && !options.secret) throw new RangeError("an authenticator needs a secret or a JWKS URL");
+  const maxTtlSeconds = options.maxTtlSeconds ?? 86_400;
   return async function authenticate(authorization) {
     const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(authorization ?? "");
     if (!match) throw new UnauthenticatedError();
@@ -37,16 +44,32 @@ export function createAuthenticator(options: AuthOptions): Authenticate {
         issuer: options.issuer,
         audience: options.audience,
         algorithms: options.jwksUrl ? undefined : ["HS256"],
+        requiredClaims: ["exp"],
       });
       payload = verified.payload as Record<string, unknown>;
     } catch (err) {
       throw new UnauthenticatedError(undefined, { cause: err });
     }
+    if (!withinLifetime(payload, maxTtlSeconds)) throw new UnauthenticatedError();
     const { sub, tid, roles } = payload;
     if (typeof sub !== "string" || !sub || typeof tid !== "string" || !tid) throw new UnauthenticatedError();
     if (roles !== undefined && !(Array.isArray(roles) && roles.every((r) => typeof r === "string"))) {
       throw new UnauthenticatedError();
     }
+    // Identities are stored and compared as text: one PostgreSQL cannot hold is not an identity.
+    if (findInvalidText([sub, tid, roles ?? []]) !== null) throw new UnauthenticatedError();
     return { tenantId: tid, userId: sub, roles: (roles as string[] | undefined) ?? [] };
   };
+}
+
+/**
+ * A token may not outlive the configured maximum, whatever its issuer chose. The lifetime counts from `iat`,
+ * or from now when `iat` is missing or in the future (a future `iat` must not stretch the window).
+ */
+function withinLifetime(payload: Record<string, unknown>, maxTtlSeconds: number): boolean {
+  const { exp, iat } = payload;
+  if (typeof exp !== "number") return false;
+  const now = Math.floor(Date.now() / 1000);
+  const from = typeof iat === "number" ? Math.min(iat, now) : now;
+  return exp - from <= maxTtlSeconds;
 }

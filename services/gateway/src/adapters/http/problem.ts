@@ -16,11 +16,20 @@ const titles: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
   409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
   422: "Unprocessable Content",
   429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };
+
+/** HTTP-only codes, added to SPEC §7's table: the body exceeds the limit; the body is not `application/json`. */
+export const BODY_TOO_LARGE = 10413;
+export const UNSUPPORTED_MEDIA_TYPE = 10415;
+
+/** The limit on request bodies, in bytes. */
+export const BODY_LIMIT = 256 * 1024;
 
 function problemOf(status: number, code: number, detail: string): Problem {
   return { type: `https://steward.dev/problems/${code}`, title: titles[status] ?? "Error", status, code, detail };
@@ -32,9 +41,19 @@ export function createErrorHandler(logger: Logger) {
     let problem: Problem;
     if (error instanceof StewardError) {
       problem = problemOf(error.status, error.code, error.message);
-    } else if ("statusCode" in error && typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
-      // Fastify's own rejections: unparsable JSON, wrong content type, body too large.
-      problem = problemOf(400, 10001, "the request body is not a JSON object");
+    } else if (statusOf(error) === 413) {
+      problem = problemOf(413, BODY_TOO_LARGE, `the request body is larger than ${BODY_LIMIT / 1024} KiB`);
+    } else if (statusOf(error) === 415) {
+      problem = problemOf(415, UNSUPPORTED_MEDIA_TYPE, "the request body must be application/json");
+    } else if ((error as { code?: unknown }).code === "FST_ERR_BAD_URL") {
+      problem = problemOf(400, 10001, "the request URL is not valid percent-encoded UTF-8");
+    } else if (isClientError(statusOf(error))) {
+      // Fastify's other rejections: unparsable or empty JSON, a poisoned prototype key.
+      problem = problemOf(400, 10001, "the request body is not JSON");
+    } else if (isPostgresDataError(error)) {
+      // A value PostgreSQL cannot hold (text it cannot encode, a number out of range) comes from the request.
+      logger.warn({ req_id: request.id, code: (error as { code?: string }).code }, "PostgreSQL refused a value of the request");
+      problem = problemOf(422, 10430, "the request holds a value that cannot be stored");
     } else if (isPostgresUnavailable(error)) {
       // The store is restarting or unreachable: the request may be sent again (a POST with its Idempotency-Key).
       logger.warn({ req_id: request.id, code: (error as { code?: string }).code }, "PostgreSQL unavailable");
@@ -48,6 +67,21 @@ export function createErrorHandler(logger: Logger) {
     if (problem.status === 503) reply.header("retry-after", "1");
     void reply.status(problem.status).type("application/problem+json").send(problem);
   };
+}
+
+function statusOf(error: Error): number | undefined {
+  const status = (error as { statusCode?: unknown }).statusCode;
+  return typeof status === "number" ? status : undefined;
+}
+
+function isClientError(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500;
+}
+
+/** SQLSTATE class 22, "data exception". */
+function isPostgresDataError(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^22[0-9A-Z]{3}$/.test(code);
 }
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): void {

@@ -1,15 +1,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { entitiesFor, resourceUid } from "../../domain/entities";
-import { createCedarEngine } from "./engine";
+import { createCedarEngine, type PreparedPolicySet } from "./engine";
 
 const dir = join(__dirname, "..", "..", "..", "..", "..", "infra", "policies");
 const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"));
 const defaults = readFileSync(join(dir, "default.cedar"), "utf8");
 
+const prepared = new Map<string, PreparedPolicySet>();
+
 function ask(key: string, roles: string[], action: string, opts: { tool?: string; safety?: string; elevated?: boolean } = {}) {
   const resource = opts.tool ? { type: "tool", id: opts.tool } : { type: "run", id: "" };
-  return engine.authorize(key, {
+  return engine.authorize(prepared.get(key) as PreparedPolicySet, {
     principal: { type: "Steward::User", id: "u1" },
     action,
     resource: resourceUid(resource.type, resource.id),
@@ -22,11 +24,11 @@ describe("the Cedar engine", () => {
   beforeAll(() => {
     const set = engine.validate(defaults);
     expect(set.valid).toBe(true);
-    engine.prepare("t1@1", set);
+    prepared.set("t1@1", engine.prepare("t1@1", set));
   });
 
   it("permits by a named policy", () => {
-    expect(ask("t1@1", ["member"], "agent.run.create")).toEqual({ permit: true, policyIds: ["member-runs"], errors: [] });
+    expect(ask("t1@1", ["member"], "agent.run.create")).toEqual({ permit: true, policyIds: ["member-runs"], errors: [], erroredPolicyIds: [] });
   });
 
   it("denies what no policy permits", () => {
@@ -45,14 +47,45 @@ describe("the Cedar engine", () => {
       `${defaults}\n@id("no-write-tools-for-contractors")\nforbid (principal in Steward::Role::"contractor", action, resource is Steward::Tool) when { resource.safety == "write" };`,
     );
     expect(set.valid).toBe(true);
-    engine.prepare("t1@2", set);
+    prepared.set("t1@2", engine.prepare("t1@2", set));
     const writeTool = { tool: "save_note", safety: "write" };
     expect(ask("t1@2", ["admin"], "knowledge.document.write", writeTool)).toMatchObject({ permit: true });
     expect(ask("t1@2", ["admin", "contractor"], "knowledge.document.write", writeTool)).toEqual({
       permit: false,
       policyIds: ["no-write-tools-for-contractors"],
       errors: [],
+      erroredPolicyIds: [],
     });
+  });
+
+  it("names a forbid whose condition overflows: Cedar skips it and its permit alone would allow", () => {
+    const set = engine.validate(
+      `${defaults}\n@id("overflowing-forbid")\nforbid (principal, action, resource) when { context.step_no + 9223372036854775807 + 1 > 0 };`,
+    );
+    expect(set.valid).toBe(true); // the validator types it; only evaluation finds the overflow
+    prepared.set("t1@3", engine.prepare("t1@3", set));
+    const answer = ask("t1@3", ["member"], "agent.run.read");
+    expect(answer).toMatchObject({ permit: true, policyIds: ["member-runs"], erroredPolicyIds: ["overflowing-forbid"] });
+    expect(answer.errors[0]).toMatch(/^overflowing-forbid: .*overflow/);
+  });
+
+  it("with more sets than `preparedSets` slots, refills the least recently used slot and never answers from another set's policies", () => {
+    const small = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { preparedSets: 2 });
+    const only = (id: string, effect: "permit" | "forbid") => small.validate(`${defaults}\n@id("${id}")\n${effect} (principal, action, resource);`);
+    const sets = [small.prepare("a@1", only("all-a", "permit")), small.prepare("b@1", only("none-b", "forbid")), small.prepare("c@1", only("all-c", "permit"))];
+    const decide = (i: number) =>
+      small.authorize(sets[i], {
+        principal: { type: "Steward::User", id: "u1" },
+        action: "agent.run.read",
+        resource: resourceUid("run", ""),
+        context: { elevated: false, run_id: "", step_no: 0 },
+        entities: entitiesFor({ tenantId: "t1", userId: "u1", roles: [], resource: { type: "run", id: "" } }),
+      });
+    // Three sets through two slots, in an order that refills every slot several times.
+    for (const i of [0, 1, 2, 0, 2, 1, 1, 0, 2, 1]) {
+      const answer = decide(i);
+      expect([i, answer.permit, answer.policyIds]).toEqual([i, i !== 1, [["all-a"], ["none-b"], ["all-c"]][i]]);
+    }
   });
 
   it("does not evaluate an action outside the schema", () => {

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+import { createLru } from "../../domain/lru";
 
 export interface ValidationIssue {
   readonly policyId: string;
@@ -10,6 +11,12 @@ export interface ValidatedPolicySet {
   readonly valid: boolean;
   readonly issues: readonly ValidationIssue[];
   /** Each policy's text by its @id, in the order written. */
+  readonly policies: Readonly<Record<string, string>>;
+}
+
+/** A validated set ready for decisions. `key` names one content (e.g. tenant and version) for the engine's life. */
+export interface PreparedPolicySet {
+  readonly key: string;
   readonly policies: Readonly<Record<string, string>>;
 }
 
@@ -26,15 +33,21 @@ export interface CedarAnswer {
   /** The @ids of the policies that determined the answer (permits for allow, forbids for an explicit deny). */
   readonly policyIds: readonly string[];
   readonly errors: readonly string[];
+  /** The @ids of the policies whose evaluation errored (e.g. integer overflow); Cedar skips them. */
+  readonly erroredPolicyIds: readonly string[];
+}
+
+export interface CedarEngineOptions {
+  /** How many pre-parsed sets Cedar holds at once (default 1000); the least recently used is parsed again when next needed. */
+  readonly preparedSets?: number;
 }
 
 export interface CedarEngine {
   /** Parses, checks that every policy has a unique @id, and validates against the schema (strict). */
   validate(text: string): ValidatedPolicySet;
   /** Pre-parses a validated set under `key` (e.g. tenant and version) for fast repeated decisions. */
-  prepare(key: string, set: ValidatedPolicySet): void;
-  isPrepared(key: string): boolean;
-  authorize(key: string, request: CedarRequest): CedarAnswer;
+  prepare(key: string, set: ValidatedPolicySet): PreparedPolicySet;
+  authorize(set: PreparedPolicySet, request: CedarRequest): CedarAnswer;
 }
 
 /**
@@ -53,19 +66,45 @@ const WASM_SAFE_V8_FLAG = "--no-turbo-inline-js-wasm-calls";
 const ID_ANNOTATION = /@id\(\s*"([^"]*)"\s*\)/;
 const POLICY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export const NAMESPACE = "Steward";
+let engines = 0;
 
 /**
  * The only place Cedar is called. Schema errors stop the policy service at boot. Sets `WASM_SAFE_V8_FLAG` for the
  * whole process before the first Cedar call, so no optimized code can ever hold an inlined call into Cedar.
+ *
+ * cedar-wasm keeps pre-parsed sets in its own memory by id and has no call to drop one, so the engine parses into
+ * a bounded number of slots (`preparedSets`), reusing the least recently used slot: Cedar's memory stays bounded.
+ * A slot is chosen and filled in the same synchronous call that decides, so no other decision can refill it in
+ * between and no decision ever runs against another set's policies.
  */
-export function createCedarEngine(schemaText: string): CedarEngine {
+export function createCedarEngine(schemaText: string, options: CedarEngineOptions = {}): CedarEngine {
   setFlagsFromString(WASM_SAFE_V8_FLAG);
   const schemaCheck = cedar.checkParseSchema(schemaText);
   if (schemaCheck.type === "failure") throw new Error(`the Cedar schema does not parse: ${schemaCheck.errors.map((e) => e.message).join("; ")}`);
   const schemaName = "steward";
   const loaded = cedar.preparseSchema(schemaName, schemaText);
   if (loaded.type === "failure") throw new Error("the Cedar schema could not be loaded");
-  const prepared = new Set<string>();
+  const engineId = `steward-engine-${++engines}`;
+  const slots = createLru<string, string>(options.preparedSets ?? 1000);
+  const freeSlots: string[] = [];
+  let slotsMade = 0;
+
+  /** Parses `set` into a slot of its own (its old one if it has one) and returns the slot's id. */
+  function parseIntoSlot(set: PreparedPolicySet): string {
+    let slot = slots.get(set.key);
+    if (slot === undefined) {
+      if (slots.size >= slots.capacity) freeSlots.push((slots.shift() as { value: string }).value);
+      slot = freeSlots.pop() ?? `${engineId}/${slotsMade++}`;
+    }
+    const r = cedar.preparsePolicySet(slot, { staticPolicies: { ...set.policies } });
+    if (r.type === "failure") {
+      slots.delete(set.key);
+      freeSlots.push(slot);
+      throw new Error(`policy set ${set.key} could not be prepared`);
+    }
+    slots.set(set.key, slot);
+    return slot;
+  }
 
   function validate(text: string): ValidatedPolicySet {
     const parts = cedar.policySetTextToParts(text);
@@ -95,12 +134,12 @@ export function createCedarEngine(schemaText: string): CedarEngine {
   return {
     validate,
     prepare(key, set) {
-      const r = cedar.preparsePolicySet(key, { staticPolicies: { ...set.policies } });
-      if (r.type === "failure") throw new Error(`policy set ${key} could not be prepared`);
-      prepared.add(key);
+      const handle = { key, policies: set.policies };
+      parseIntoSlot(handle);
+      return handle;
     },
-    isPrepared: (key) => prepared.has(key),
-    authorize(key, request) {
+    authorize(set, request) {
+      const slot = slots.get(set.key) ?? parseIntoSlot(set);
       const answer = cedar.statefulIsAuthorized({
         principal: request.principal,
         action: { type: `${NAMESPACE}::Action`, id: request.action },
@@ -108,14 +147,16 @@ export function createCedarEngine(schemaText: string): CedarEngine {
         context: request.context,
         entities: request.entities,
         preparsedSchemaName: schemaName,
-        preparsedPolicySetId: key,
+        preparsedPolicySetId: slot,
         validateRequest: true,
       });
-      if (answer.type === "failure") return { permit: false, policyIds: [], errors: answer.errors.map((e) => e.message) };
+      if (answer.type === "failure") return { permit: false, policyIds: [], errors: answer.errors.map((e) => e.message), erroredPolicyIds: [] };
+      const { reason, errors } = answer.response.diagnostics;
       return {
         permit: answer.response.decision === "allow",
-        policyIds: answer.response.diagnostics.reason,
-        errors: answer.response.diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`),
+        policyIds: reason,
+        errors: errors.map((e) => `${e.policyId}: ${e.error.message}`),
+        erroredPolicyIds: [...new Set(errors.map((e) => e.policyId))],
       };
     },
   };

@@ -16,13 +16,13 @@ function decideWhileDeoptimizing(opts: { inlineWasmCalls: boolean }) {
     const dir = ${JSON.stringify(join(__dirname, "..", "..", "..", "..", "..", "infra", "policies"))};
     const engine = createCedarEngine(fs.readFileSync(dir + "/schema.cedarschema", "utf8"));
     ${opts.inlineWasmCalls ? 'require("node:v8").setFlagsFromString("--turbo-inline-js-wasm-calls");' : ""}
-    engine.prepare("t1@1", engine.validate(fs.readFileSync(dir + "/default.cedar", "utf8")));
+    const set = engine.prepare("t1@1", engine.validate(fs.readFileSync(dir + "/default.cedar", "utf8")));
     let armed = false;
     const context = { toJSON() {
       if (armed) %DeoptimizeFunction(engine.authorize);
       return { elevated: false, run_id: "", step_no: 1 };
     } };
-    const ask = () => engine.authorize("t1@1", {
+    const ask = () => engine.authorize(set, {
       principal: { type: "Steward::User", id: "u1" }, action: "agent.run.read", resource: { type: "Steward::Run", id: "r1" }, context,
       entities: [
         { uid: { type: "Steward::User", id: "u1" }, attrs: { tenant: { __entity: { type: "Steward::Tenant", id: "t1" } } }, parents: [{ type: "Steward::Role", id: "member" }] },
@@ -54,6 +54,6 @@ describe("a deopt of the engine while Cedar runs", () => {
   it("is harmless with the engine's V8 flag, and the decision is answered", () => {
     const r = decideWhileDeoptimizing({ inlineWasmCalls: false });
     expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: "" });
-    expect(JSON.parse(r.stdout)).toEqual({ turbofanned: true, answer: { permit: true, policyIds: ["member-runs"], errors: [] } });
+    expect(JSON.parse(r.stdout)).toEqual({ turbofanned: true, answer: { permit: true, policyIds: ["member-runs"], errors: [], erroredPolicyIds: [] } });
   });
 });

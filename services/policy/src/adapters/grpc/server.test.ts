@@ -117,6 +117,37 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
     expect(decisions[decisions.length - 1].policyVersion).toBe(2);
   });
 
+  it("an evaluation error denies with 60503 naming the erroring policy, forbid or permit; the log and the dry run show it", async () => {
+    const overflow = "when { context.step_no + 9223372036854775807 + 1 > 0 }";
+    const defaults = (await replicas[0].admin.getPolicySet({ tenantId: "acme", version: 1 })).policies;
+    const policies = [
+      defaults,
+      `@id("overflowing-forbid")\nforbid (principal, action == Steward::Action::"agent.run.read", resource) ${overflow};`,
+      `@id("overflowing-permit")\npermit (principal, action == Steward::Action::"agent.run.create", resource) ${overflow};`,
+    ].join("\n");
+    const alice = { tenantId: "initech", userId: "alice", roles: ["member"], rolesFromToken: true };
+    expect((await ask(replicas[0], alice, "agent.run.read")).permit).toBe(true); // installs the default set
+    const v2 = await replicas[0].admin.uploadPolicySet({ tenantId: "initech", policies, createdBy: "root" });
+    await replicas[0].admin.activatePolicySet({ tenantId: "initech", version: v2.version, activatedBy: "root" });
+    const runId = "00000000-0000-4000-8000-0000000000bb";
+    // member-runs permits both actions; Cedar alone would skip the erroring policy and allow.
+    expect(await ask(replicas[0], alice, "agent.run.read", { run_id: runId })).toEqual({
+      permit: false,
+      code: "60503",
+      reasons: ["policy evaluation error in overflowing-forbid"],
+      policyIds: ["overflowing-forbid"],
+    });
+    expect(await ask(replicas[0], alice, "agent.run.create", { run_id: runId })).toMatchObject({ permit: false, code: "60503", policyIds: ["overflowing-permit"] });
+    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "initech", runId, limit: 10, afterId: 0 });
+    expect(decisions.map((d) => [d.action, d.permit, d.code, d.policyIds, d.policyVersion])).toEqual([
+      ["agent.run.read", false, "60503", ["overflowing-forbid"], v2.version],
+      ["agent.run.create", false, "60503", ["overflowing-permit"], v2.version],
+    ]);
+    const dry = await replicas[0].admin.dryRun({ tenantId: "initech", version: v2.version, userId: "alice", roles: ["member"], action: "agent.run.read", resourceType: "run", resourceId: "", elevated: false });
+    expect(dry).toMatchObject({ permit: false, policyIds: ["overflowing-forbid"], version: v2.version });
+    expect(dry.errors).toEqual([expect.stringMatching(/^overflowing-forbid: .*overflow/)]);
+  });
+
   it("an elevation session grants its actions until it is revoked (60501) or expires", async () => {
     const carol = { tenantId: "globex", userId: "carol", roles: ["member"], rolesFromToken: true };
     const plain = await ask(replicas[0], carol, "knowledge.document.write");

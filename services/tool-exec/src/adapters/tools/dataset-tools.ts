@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { AnyToolDefinition, ToolOutcome } from "../../domain/tool";
-import { DatasetQueryError, type DatasetReader } from "../dataset/reader";
+import { DatasetQueryError } from "./dataset/errors";
+import type { DatasetReader } from "./dataset/reader";
 
 const FOCUSED = ["focused"];
 const NoInput = Type.Object({}, { additionalProperties: false });
@@ -11,6 +12,7 @@ const FocusInput = Type.Object({ dataset: Type.String({ minLength: 1, maxLength:
 /** Rows shown to the model; the rest is counted, not shown. */
 const SHOWN_ROWS = 20;
 
+/** A classified refusal becomes the tool's answer; anything else is the tool failing. */
 const refused = (err: unknown): ToolOutcome => {
   if (err instanceof DatasetQueryError) return { resultCode: err.code, result: { error_code: err.code, note: err.message } };
   throw err;
@@ -49,12 +51,13 @@ export function datasetTools(reader: DatasetReader, datasetName: string): AnyToo
       idempotent: true,
       exploration: true,
       states: FOCUSED,
-      async run() {
+      async run(ctx) {
         const rows = await reader.catalog(
           `SELECT c.relname AS table, greatest(c.reltuples, 0)::bigint AS approx_rows
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname`,
           [reader.schema],
+          ctx.signal,
         );
         return { result: { tables: rows } };
       },
@@ -68,11 +71,12 @@ export function datasetTools(reader: DatasetReader, datasetName: string): AnyToo
       idempotent: true,
       exploration: true,
       states: FOCUSED,
-      async run(_ctx, input: { table: string }) {
+      async run(ctx, input: { table: string }) {
         const columns = await reader.catalog(
           `SELECT column_name AS name, data_type AS type, is_nullable = 'YES' AS nullable
              FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
           [reader.schema, input.table.toLowerCase()],
+          ctx.signal,
         );
         if (columns.length === 0) return { resultCode: "TABLE_UNKNOWN", result: { error_code: "TABLE_UNKNOWN", note: `no table ${input.table}` } };
         return { result: { table: input.table.toLowerCase(), columns } };
@@ -87,9 +91,9 @@ export function datasetTools(reader: DatasetReader, datasetName: string): AnyToo
       idempotent: true,
       exploration: true,
       states: FOCUSED,
-      async run(_ctx, input: { sql: string }) {
+      async run(ctx, input: { sql: string }) {
         try {
-          const plan = await reader.explain(input.sql);
+          const plan = await reader.explain(input.sql, ctx.signal);
           return { result: { valid: true, estimated_rows: plan.planRows, cost: plan.totalCost } };
         } catch (err) {
           return refused(err);
@@ -105,9 +109,9 @@ export function datasetTools(reader: DatasetReader, datasetName: string): AnyToo
       idempotent: true,
       exploration: false,
       states: FOCUSED,
-      async run(_ctx, input: { sql: string }) {
+      async run(ctx, input: { sql: string }) {
         try {
-          const r = await reader.select(input.sql);
+          const r = await reader.select(input.sql, ctx.signal);
           const shown = r.rows.slice(0, SHOWN_ROWS);
           const notes: string[] = [];
           if (r.rows.length > SHOWN_ROWS) notes.push(`showing ${SHOWN_ROWS} of ${r.rows.length} rows`);

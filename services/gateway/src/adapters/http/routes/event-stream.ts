@@ -12,14 +12,23 @@ export interface EventStreamOptions {
   pollMs?: number;
 }
 
+/** What the stream reads: the store, the live feed, and whether the run has finished (its projection). */
+export interface EventStreamDeps {
+  readonly pool: Pool;
+  readonly feed: RunFeed;
+  /** True once the run is terminal; its events are all stored by then (one transaction). */
+  readonly finished: () => Promise<boolean>;
+}
+
 /**
  * Streams a run's events as Server-Sent Events: history from PostgreSQL after `after`, then live. Every
  * stored event is read from PostgreSQL in sequence order, whatever woke the stream, so a client resuming
  * with Last-Event-ID gets each later event exactly once, across any runner crash. Token deltas are
- * forwarded as they stream (no id: they are not stored). The stream ends after the terminal event.
+ * forwarded as they stream (no id: they are not stored). The stream ends after the terminal event, and at
+ * once when a finished run is resumed at or past its end.
  */
 export async function streamRunEvents(
-  deps: { pool: Pool; feed: RunFeed },
+  deps: EventStreamDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   runId: string,
@@ -62,6 +71,8 @@ export async function streamRunEvents(
   };
 
   const drain = async (): Promise<void> => {
+    // Set once the run was seen finished: the next read then holds every event left, so nothing will follow.
+    let settled = false;
     while (!closed) {
       const events = await readStream(deps.pool, runId, { after: lastSent, limit: 500 });
       for (const e of events) {
@@ -70,7 +81,11 @@ export async function streamRunEvents(
         lastSent = item.seq;
         if (TERMINAL.has(e.type)) return finish();
       }
-      if (events.length < 500) return;
+      if (events.length === 500) continue;
+      // Resumed at or past the terminal event: there is nothing more to wait for.
+      if (settled) return finish();
+      if (events.length > 0 || !(await deps.finished())) return;
+      settled = true;
     }
   };
 

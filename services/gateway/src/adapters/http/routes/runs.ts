@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { randomBytes } from "node:crypto";
-import type { PolicyPoint } from "@steward/contract";
+import { terminalStatuses, type PolicyPoint } from "@steward/contract";
 import { BadRequestError, NotFoundError, type Pool } from "@steward/platform";
 import { findOwnRun, listOwnRuns, readStream } from "@steward/store";
 import type { Authenticate, Principal } from "../auth";
@@ -121,7 +121,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     if (String(request.headers.accept ?? "").includes("text/event-stream")) {
       const after = resumePoint(request.headers["last-event-id"], query.after);
       if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
-      return streamRunEvents({ pool: deps.pool, feed: deps.feed }, request, reply, id, after);
+      const owner = { tenantId: principal.tenantId, userId: principal.userId };
+      const finished = async () => terminalStatuses.includes((await findOwnRun(deps.pool, owner, id))?.state ?? "queued");
+      return streamRunEvents({ pool: deps.pool, feed: deps.feed, finished }, request, reply, id, after);
     }
     const limit = Number(query.limit ?? 100);
     const events = await readStream(deps.pool, id, { after: Number(query.after ?? 0), limit });

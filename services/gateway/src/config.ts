@@ -1,0 +1,69 @@
+import { join } from "node:path";
+import { ConfigError, commonConfig, env, readConfig } from "@steward/platform";
+
+/** The SSE keep-alive comment interval (ms); an idle-socket timeout must leave room for it. */
+export const SSE_KEEP_ALIVE_MS = 15_000;
+
+/** The gateway's variables (SPEC §8 plus its own); every default is documented in README.md. */
+export const gatewayConfigSpec = {
+  ...commonConfig,
+  GATEWAY_PORT: env.port(8080),
+  GATEWAY_HOST: env.string("127.0.0.1"),
+  /** Time to receive a whole request, headers and body (ms). */
+  GATEWAY_REQUEST_TIMEOUT_MS: env.int(1_000, 600_000, 30_000),
+  /** A socket with no traffic either way is closed after this long (ms); must exceed the SSE keep-alive. */
+  GATEWAY_CONNECTION_TIMEOUT_MS: env.int(SSE_KEEP_ALIVE_MS + 1_000, 3_600_000, 120_000),
+  /** An idle keep-alive connection between requests is closed after this long (ms). */
+  GATEWAY_KEEP_ALIVE_TIMEOUT_MS: env.int(1_000, 600_000, 72_000),
+  /** Requests served on one keep-alive connection before it is closed. */
+  GATEWAY_MAX_REQUESTS_PER_SOCKET: env.int(1, 1_000_000, 1_000),
+  POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
+  STEWARD_JWT_SECRET: env.secret(32),
+  STEWARD_JWKS_URL: env.optionalUrl(["https", "http"]),
+  STEWARD_JWT_ISSUER: env.optional(),
+  STEWARD_JWT_AUDIENCE: env.optional(),
+  /** Longest accepted token lifetime, `exp - iat` (or `exp - now` without `iat`), in seconds. */
+  STEWARD_JWT_MAX_TTL: env.int(60, 30 * 86_400, 86_400),
+  STEWARD_HOME: env.string(join(process.cwd(), ".steward")),
+  STEWARD_TEST_DEADLINE_SECONDS: env.int(1, 180, 180),
+};
+
+const parseSpec = (source: NodeJS.ProcessEnv) => readConfig(gatewayConfigSpec, source);
+export type GatewayConfig = ReturnType<typeof parseSpec>;
+
+/** Where the generated development secret lives (shared with `npm run token` and `npm start`). */
+export function devSecretPath(home: string): string {
+  return join(home, "dev-jwt-secret");
+}
+
+/**
+ * Reads and checks the gateway's configuration; every rule names its variable. `generatedSecret` returns the
+ * generated development secret if one exists (it is never created here).
+ */
+export function readGatewayConfig(
+  source: NodeJS.ProcessEnv = process.env,
+  generatedSecret: (home: string) => string | undefined = () => undefined,
+): GatewayConfig {
+  const config = parseSpec(source);
+  const where = `when STEWARD_ENV is ${config.STEWARD_ENV}`;
+  if (config.STEWARD_TEST_DEADLINE_SECONDS !== 180 && config.STEWARD_ENV !== "test") {
+    throw new ConfigError("STEWARD_TEST_DEADLINE_SECONDS", "may only shorten the deadline when STEWARD_ENV=test");
+  }
+  if (config.STEWARD_ENV !== "development") {
+    if (!config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
+      throw new ConfigError(
+        "STEWARD_JWT_SECRET",
+        `or STEWARD_JWKS_URL is required ${where}: the generated development secret is for development only`,
+      );
+    }
+    const generated = config.STEWARD_JWT_SECRET ? generatedSecret(config.STEWARD_HOME) : undefined;
+    if (generated !== undefined && generated === config.STEWARD_JWT_SECRET) {
+      throw new ConfigError("STEWARD_JWT_SECRET", `is the generated development secret, refused ${where}`);
+    }
+  }
+  if (config.STEWARD_ENV === "staging" || config.STEWARD_ENV === "production") {
+    const missing = (["STEWARD_JWT_ISSUER", "STEWARD_JWT_AUDIENCE"] as const).filter((name) => !config[name]);
+    if (missing.length > 0) throw new ConfigError(missing.join(", "), `is required ${where}`);
+  }
+  return config;
+}

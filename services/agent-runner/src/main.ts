@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { busNames } from "@steward/contract";
 import {
   ConfigError,
@@ -93,6 +94,9 @@ async function main(): Promise<void> {
   logger.info({ health: health.url, runner_id: config.RUNNER_ID }, "listening");
 
   const shutdown = new AbortController();
+  // Every run in hand listens for shutdown (and removes its listener when done): up to RUNNER_CONCURRENCY
+  // listeners, plus a PostgreSQL wait each, are expected, not a leak.
+  setMaxListeners(2 * config.RUNNER_CONCURRENCY + 10, shutdown.signal);
   let consumer: RunConsumer | undefined;
   let stopRelay: (() => Promise<void>) | undefined;
   let stopReaper: (() => Promise<void>) | undefined;

@@ -1,6 +1,7 @@
 import { images } from "./engine";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type Dockerode from "dockerode";
 import pg from "pg";
 import { SignJWT } from "jose";
@@ -76,6 +77,17 @@ export interface Topology {
 const MODEL_PORT = 8000;
 const HEALTH = { policy: 8083, "tool-exec": 8082, runner: 8081, gateway: 8080 } as const;
 
+/** A container's log as the engine sends it without a TTY: chunks framed by an 8-byte header. */
+function demux(raw: Buffer): string {
+  const out: string[] = [];
+  for (let i = 0; i + 8 <= raw.length; ) {
+    const size = raw.readUInt32BE(i + 4);
+    out.push(raw.subarray(i + 8, i + 8 + size).toString("utf8"));
+    i += 8 + size;
+  }
+  return out.join("");
+}
+
 async function published(port: number) {
   return { container: port, host: await freePort() };
 }
@@ -100,8 +112,16 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
 
   const teardown = async () => {
     for (const p of pools) await p.end().catch(() => undefined);
-    // Removed, not stopped: nothing of a topology survives it.
+    // Removed, not stopped: nothing of a topology survives it. STEWARD_CONTAINER_LOGS=<dir> keeps their logs.
     const mine = await docker.listContainers({ all: true, filters: { label: [`${TOPOLOGY_LABEL}=${labels[TOPOLOGY_LABEL]}`] } });
+    const keepLogs = process.env.STEWARD_CONTAINER_LOGS;
+    if (keepLogs) {
+      mkdirSync(keepLogs, { recursive: true });
+      for (const c of mine) {
+        const raw = (await docker.getContainer(c.Id).logs({ stdout: true, stderr: true }).catch(() => Buffer.alloc(0))) as unknown as Buffer;
+        writeFileSync(join(keepLogs, `${(c.Names[0] ?? c.Id).replace(/^\//, "")}.log`), demux(raw));
+      }
+    }
     await Promise.all(mine.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
     await network.stop().catch(() => undefined);
     rmSync(model.dir, { recursive: true, force: true });
@@ -269,14 +289,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       },
       async logTail(c, lines = 30) {
         const raw = (await docker.getContainer(c.getId()).logs({ stdout: true, stderr: true, tail: lines })) as unknown as Buffer;
-        // The engine frames each chunk with an 8-byte header when there is no TTY.
-        const out: string[] = [];
-        for (let i = 0; i + 8 <= raw.length; ) {
-          const size = raw.readUInt32BE(i + 4);
-          out.push(raw.subarray(i + 8, i + 8 + size).toString("utf8"));
-          i += 8 + size;
-        }
-        return out.join("").trimEnd();
+        return demux(raw).trimEnd();
       },
       teardown,
     };

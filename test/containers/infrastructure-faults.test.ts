@@ -1,6 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@steward/contract";
-import { hold, runContainerFault, type ContainerFaultReport } from "./support/fault-run";
+import { outage } from "../support/faults/report";
+import { runContainerFault, type ContainerFaultReport } from "./support/fault-run";
 import { quarantined } from "./support/quarantine";
 import { startTopology, type Topology } from "./support/topology";
 
@@ -55,7 +56,7 @@ describe("Steward as containers survives its infrastructure", () => {
         touches: () => [],
         async inject(topology) {
           await topology.handle(topology.postgres).pause();
-          await hold(20_000);
+          await outage(20_000);
           await topology.handle(topology.postgres).unpause();
         },
       }),
@@ -72,7 +73,7 @@ describe("Steward as containers survives its infrastructure", () => {
         async inject(topology) {
           leader = await commandStreamLeader(topology);
           await topology.kill(topology.nats[leader]);
-          await hold(10_000);
+          await outage(10_000);
           await topology.start(topology.nats[leader]);
         },
       }),

@@ -1,5 +1,6 @@
 import { toolFingerprint } from "@steward/contract";
-import { hold, runContainerFault, type ContainerFaultReport } from "./support/fault-run";
+import { outage } from "../support/faults/report";
+import { runContainerFault, type ContainerFaultReport } from "./support/fault-run";
 import { quarantined } from "./support/quarantine";
 import { startTopology, type ServiceName, type Topology } from "./support/topology";
 
@@ -45,7 +46,7 @@ describe("Steward as containers survives losing its services", () => {
           victim = await busiestRunner(topology);
           const { container } = topology.services.get(victim)!;
           await topology.kill(container);
-          await hold(10_000);
+          await outage(10_000);
           await topology.start(container);
           await topology.waitReady(victim);
         },
@@ -61,7 +62,7 @@ describe("Steward as containers survives losing its services", () => {
         async inject(topology) {
           const { container } = topology.services.get("tool-exec")!;
           await topology.kill(container);
-          await hold(3_000);
+          await outage(3_000);
           await topology.start(container);
           await topology.waitReady("tool-exec");
         },
@@ -78,7 +79,7 @@ describe("Steward as containers survives losing its services", () => {
         const { container } = topology.services.get("policy")!;
         await topology.kill(container);
         const from = new Date();
-        await hold(10_000);
+        await outage(10_000);
         down = { from, to: new Date() };
         await topology.start(container);
         await topology.waitReady("policy");
@@ -114,7 +115,7 @@ describe("Steward as containers survives losing its services", () => {
           victim = await busiestRunner(topology);
           const { container } = topology.services.get(victim)!;
           await topology.disconnect(container);
-          await hold(20_000);
+          await outage(20_000);
           await topology.reconnect(container, victim);
         },
       }),

@@ -1,16 +1,12 @@
-import { appendFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { StartedTestContainer } from "testcontainers";
 import { busNames } from "@steward/contract";
 import { checkRunInvariants } from "../../support/faults/invariants";
+import { record } from "../../support/faults/report";
 import { waitFor } from "../../support/wait-for";
 import { progress, submitRuns } from "./load";
 import type { Topology } from "./topology";
 
-/** Where every container fault's report is appended (one JSON line each). */
-export const resultsFile = process.env.FAULT_RESULTS_FILE ?? join(tmpdir(), "steward-container-fault-results.jsonl");
 
 export interface ContainerFault {
   readonly name: string;
@@ -39,10 +35,6 @@ export interface ContainerFaultReport {
   runIds?: string[];
 }
 
-/** A deliberate outage length: the fault's duration, not a wait for something to happen. */
-export function hold(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** Every container of the topology by a readable name. */
 function containersOf(t: Topology): Map<string, StartedTestContainer> {
@@ -74,15 +66,6 @@ async function diagnose(t: Topology, ids: string[]): Promise<string[]> {
     if (lines.length > 0) out.push(`${name}, last warnings/errors:`, ...lines.slice(-4).map((l) => `    ${l.slice(0, 300)}`));
   }
   return out;
-}
-
-function record(report: ContainerFaultReport): void {
-  console.log(`[container fault report] ${JSON.stringify(report)}`);
-  try {
-    appendFileSync(resultsFile, `${JSON.stringify({ at: new Date().toISOString(), ...report })}\n`);
-  } catch {
-    // the console line is the report of record
-  }
 }
 
 /**
@@ -186,6 +169,6 @@ export async function runContainerFault(
     states: checked.states,
     violations,
   };
-  record(report);
+  record(report, "container fault report");
   return { ...report, runIds: ids };
 }

@@ -1,7 +1,6 @@
 import type { Topology } from "./topology";
 import { counterInput } from "../../support/counter-runs";
-
-const TERMINAL_SQL = "type IN ('run.succeeded', 'run.failed', 'run.cancelled')";
+import { runProgress } from "../../support/faults/report";
 
 /** Creates `count` counter runs through the gateway, one after another as a client would; resolves their ids. */
 export async function submitRuns(t: Topology, prefix: string, count: number, delayMs: number): Promise<string[]> {
@@ -15,15 +14,7 @@ export async function submitRuns(t: Topology, prefix: string, count: number, del
 }
 
 /** How far the runs are: started, terminal, and side effects done. */
-export async function progress(t: Topology, ids: string[]): Promise<{ started: number; terminal: number; effects: number }> {
-  const { rows } = await t.pool.query<{ started: number; terminal: number; effects: number }>(
-    `SELECT (SELECT count(DISTINCT stream_id) FROM events WHERE stream_id = ANY($1::uuid[]) AND type = 'run.started')::int AS started,
-            (SELECT count(DISTINCT stream_id) FROM events WHERE stream_id = ANY($1::uuid[]) AND ${TERMINAL_SQL})::int AS terminal,
-            (SELECT coalesce(sum(count), 0) FROM test_side_effects WHERE run_id = ANY($1::uuid[]))::int AS effects`,
-    [ids],
-  );
-  return rows[0];
-}
+export const progress = (t: Topology, ids: string[]) => runProgress(t.pool, ids);
 
 /** Runs started per runner (by the run.started event's runner_id). */
 export async function startedBy(t: Topology, ids: string[]): Promise<Record<string, number>> {

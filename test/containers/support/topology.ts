@@ -9,6 +9,7 @@ import { GenericContainer, Network, Wait, getContainerRuntimeClient, type Starte
 import { PostgreSqlContainer, type StartedPostgreSqlContainer } from "@testcontainers/postgresql";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "../../support/faults/free-port";
+import { callGateway } from "../../support/gateway-http";
 import { waitFor } from "../../support/wait-for";
 import { harnessLabels, removeLeftovers } from "./cleanup";
 
@@ -90,10 +91,6 @@ function demux(raw: Buffer): string {
 
 async function published(port: number) {
   return { container: port, host: await freePort() };
-}
-
-function hostPort(c: StartedTestContainer, port: number): number {
-  return c.getMappedPort(port);
 }
 
 export async function startTopology(options: TopologyOptions = {}): Promise<Topology> {
@@ -207,7 +204,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         .withWaitStrategy(Wait.forHttp("/readyz", healthPort).forStatusCode(200))
         .withStartupTimeout(120_000)
         .start();
-      services.set(name, { name, container, readyUrl: `http://127.0.0.1:${hostPort(container, healthPort)}/readyz` });
+      services.set(name, { name, container, readyUrl: `http://127.0.0.1:${container.getMappedPort(healthPort)}/readyz` });
     };
     const runnerNames = Array.from({ length: runners }, (_, i) => `agent-runner-${i + 1}` as ServiceName);
     await Promise.all([
@@ -221,7 +218,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     pools.push(pool);
     pool.on("error", () => undefined); // a restart of the container ends idle clients; the next query reconnects
     const gatewayUrl = services.get("gateway")!.readyUrl.replace(/\/readyz$/, "");
-    const natsUrl = nats.map((n) => `nats://127.0.0.1:${hostPort(n, 4222)}`).join(",");
+    const natsUrl = nats.map((n) => `nats://127.0.0.1:${n.getMappedPort(4222)}`).join(",");
     const tokens = new Map<string, string>();
 
     const self: Topology = {
@@ -250,17 +247,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         return tokens.get(tenant)!;
       },
       async http(method, path, body, tenant) {
-        const headers: Record<string, string> = { authorization: `Bearer ${await self.token(tenant)}` };
-        if (body !== undefined) headers["content-type"] = "application/json";
-        const res = await fetch(`${gatewayUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-        const text = await res.text();
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // not JSON
-        }
-        return { status: res.status, body: parsed };
+        return callGateway(gatewayUrl, await self.token(tenant), method, path, body);
       },
       handle: (c) => docker.getContainer(c.getId()),
       async kill(c) {

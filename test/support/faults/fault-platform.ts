@@ -9,6 +9,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@steward/contract";
 import { startFakeOpenAi, type FakeOpenAi } from "../fake-openai";
 import { counterInput, counterModel } from "../counter-runs";
+import { callGateway } from "../gateway-http";
 import { waitFor } from "../wait-for";
 import { checkPool, type FaultCluster } from "./fault-cluster";
 import { freePort } from "./free-port";
@@ -197,17 +198,7 @@ export async function startFaultPlatform(cluster: FaultCluster, options: FaultPl
       return token;
     },
     async http(method, path, body) {
-      const headers: Record<string, string> = { authorization: `Bearer ${await self.token()}` };
-      if (body !== undefined) headers["content-type"] = "application/json";
-      const res = await fetch(`${self.gatewayUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      return { status: res.status, body: parsed };
+      return callGateway(self.gatewayUrl, await self.token(), method, path, body);
     },
     async submitRuns(prefix, count, delayMs) {
       // One after another, as a client would: the first runs start while the last are being created.

@@ -1,13 +1,10 @@
-import { appendFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { FaultCluster } from "./fault-cluster";
 import { dependencyOrder, startFaultPlatform, type FaultPlatform, type ServiceName, type ServiceProcess } from "./fault-platform";
 import { checkRunInvariants } from "./invariants";
 import { waitFor } from "../wait-for";
+import { record, runProgress } from "./report";
 
-/** Where every fault's report is appended (one JSON line each). */
-export const resultsFile = process.env.FAULT_RESULTS_FILE ?? join(tmpdir(), "steward-fault-results.jsonl");
+export { outage, record, resultsFile } from "./report";
 
 export interface FaultContext {
   readonly cluster: FaultCluster;
@@ -58,17 +55,7 @@ export interface FaultReport {
   logDir?: string;
 }
 
-const TERMINAL_SQL = "type IN ('run.succeeded', 'run.failed', 'run.cancelled')";
-
-async function progress(platform: FaultPlatform, ids: string[]) {
-  const { rows } = await platform.pool.query<{ started: number; terminal: number; effects: number }>(
-    `SELECT (SELECT count(DISTINCT stream_id) FROM events WHERE stream_id = ANY($1::uuid[]) AND type = 'run.started')::int AS started,
-            (SELECT count(DISTINCT stream_id) FROM events WHERE stream_id = ANY($1::uuid[]) AND ${TERMINAL_SQL})::int AS terminal,
-            (SELECT coalesce(sum(count), 0) FROM test_side_effects WHERE run_id = ANY($1::uuid[]))::int AS effects`,
-    [ids],
-  );
-  return rows[0];
-}
+const progress = (platform: FaultPlatform, ids: string[]) => runProgress(platform.pool, ids);
 
 /** Warnings, errors and non-JSON output (stderr, stack traces) of one process: the last few. */
 function trouble(platform: FaultPlatform, p: ServiceProcess, max = 6): string[] {
@@ -123,16 +110,6 @@ export async function diagnose(platform: FaultPlatform, ids: string[]): Promise<
     if (t.length > 0) out.push(`${p.service} pid ${p.pid}${p.exit ? " (stopped)" : ""} warnings/errors, last ${t.length}:`, ...t);
   }
   return out;
-}
-
-/** Reports one fault: a console line and a JSON line in the results file. */
-export function record(report: object): void {
-  console.log(`[fault report] ${JSON.stringify(report)}`);
-  try {
-    appendFileSync(resultsFile, `${JSON.stringify({ at: new Date().toISOString(), ...report })}\n`);
-  } catch {
-    // the console line is the report of record
-  }
 }
 
 /**
@@ -251,9 +228,4 @@ export async function runFaultScenario(cluster: FaultCluster, fault: Fault, opti
   } finally {
     await platform.teardown();
   }
-}
-
-/** A deliberate outage length: the fault's duration, not a wait for something to happen. */
-export function outage(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

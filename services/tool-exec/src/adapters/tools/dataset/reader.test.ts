@@ -6,6 +6,7 @@ import { freshDatabase } from "../../../../../../test/support/databases";
 import { defaultDatasetUrl } from "./default-url";
 import { classify, DatasetQueryError } from "./errors";
 import { createDatasetReader, type DatasetReader } from "./reader";
+import { waitFor } from "../../../../../../test/support/wait-for";
 
 const datasetSql = readFileSync(join(__dirname, "..", "..", "..", "..", "..", "..", "infra", "demo", "dataset.sql"), "utf8");
 const asSuperuser = (url: string, readerUrl: string) => {
@@ -29,16 +30,6 @@ const codeOf = (p: Promise<unknown>) =>
     () => "ran",
     (err: unknown) => (err instanceof DatasetQueryError ? err.code : `other: ${(err as Error).message}`),
   );
-
-/** Polls a condition until it holds or `ms` pass; true when it held. */
-async function eventually(ms: number, check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50)); // poll interval, not a wait for the event itself
-  }
-  return check();
-}
 
 describe("the dataset reader: one statement, its own database, a bounded role, cancellable", () => {
   let app: { url: string; drop(): Promise<void> };
@@ -130,9 +121,9 @@ describe("the dataset reader: one statement, its own database, a bounded role, c
   it("stops the query when the call is cancelled", async () => {
     const call = new AbortController();
     const running = codeOf(reader.select("select pg_sleep(60)", call.signal));
-    expect(await eventually(10_000, async () => (await activeSleeps()) === 1)).toBe(true);
+    await waitFor(async () => ((await activeSleeps()) === 1 ? true : undefined), { timeoutMs: 10_000, what: "the sleep to run" });
     call.abort();
     expect(await running).toBe("QUERY_CANCELLED");
-    expect(await eventually(5000, async () => (await activeSleeps()) === 0)).toBe(true);
+    await waitFor(async () => ((await activeSleeps()) === 0 ? true : undefined), { timeoutMs: 5000, what: "the cancelled sleep to be gone" });
   });
 });

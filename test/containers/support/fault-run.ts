@@ -21,6 +21,8 @@ export interface ContainerFaultReport {
   runs: number;
   toolSteps: number;
   delayMs: number;
+  /** Runs not yet ended when the fault came. */
+  inFlightAtFault: number;
   sideEffectsAtFault: number;
   /** How long the injection took (the outage itself, restarts included), in ms. */
   faultMs: number;
@@ -80,7 +82,10 @@ export async function runContainerFault(
   fault: ContainerFault,
   options: { runs?: number; delayMs?: number; allDoneTimeoutMs?: number } = {},
 ): Promise<ContainerFaultReport> {
-  const runs = options.runs ?? 30;
+  // 32 submitted, at least 30 still in flight when the fault comes: on a loaded machine the first runs can
+  // be through all their steps before the last one starts.
+  const runs = options.runs ?? 32;
+  const minInFlight = Math.min(runs, 30);
   const delayMs = options.delayMs ?? 700;
   const ids = await submitRuns(t, fault.name.replace(/\W+/g, "-"), runs, delayMs);
   const atFault = await waitFor(
@@ -92,7 +97,9 @@ export async function runContainerFault(
   ).catch(async (err: Error) => {
     throw new Error(`${err.message}\n${(await diagnose(t, ids)).join("\n")}`);
   });
-  if (atFault.terminal > 0) throw new Error(`setup: ${atFault.terminal} runs had already ended when the fault was due`);
+  if (runs - atFault.terminal < minInFlight) {
+    throw new Error(`setup: ${atFault.terminal} of ${runs} runs had already ended when the fault was due (${minInFlight} must be in flight)`);
+  }
 
   const before = new Map<string, { running: boolean; startedAt: string }>();
   for (const [name, c] of containersOf(t)) before.set(name, await startedAt(t, c));
@@ -163,6 +170,7 @@ export async function runContainerFault(
     runs,
     toolSteps: t.toolSteps,
     delayMs,
+    inFlightAtFault: runs - atFault.terminal,
     sideEffectsAtFault: atFault.effects,
     faultMs: recoveredAt - faultAt,
     faultToAllDoneMs: allDone ? doneAt - faultAt : null,

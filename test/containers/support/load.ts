@@ -2,15 +2,16 @@ import type { Topology } from "./topology";
 import { counterInput } from "../../support/counter-runs";
 import { runProgress } from "../../support/faults/report";
 
-/** Creates `count` counter runs through the gateway, one after another as a client would; resolves their ids. */
+/** Creates `count` counter runs through the gateway, all at once as many clients would; resolves their ids in order. */
 export async function submitRuns(t: Topology, prefix: string, count: number, delayMs: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const created = await t.http("POST", "/v1/agents/runs", { input: counterInput(`${prefix}-${i}`, delayMs) });
-    if (created.status !== 201) throw new Error(`setup: run ${i} was not created: ${created.status} ${JSON.stringify(created.body)}`);
-    ids.push(created.body.id as string);
-  }
-  return ids;
+  // All at once: posted one after the other on a loaded machine, the first runs could end before the last began.
+  return Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const created = await t.http("POST", "/v1/agents/runs", { input: counterInput(`${prefix}-${i}`, delayMs) });
+      if (created.status !== 201) throw new Error(`setup: run ${i} was not created: ${created.status} ${JSON.stringify(created.body)}`);
+      return created.body.id as string;
+    }),
+  );
 }
 
 /** How far the runs are: started, terminal, and side effects done. */

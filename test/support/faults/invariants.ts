@@ -69,8 +69,14 @@ export async function checkRunInvariants(input: InvariantInput): Promise<Invaria
   ).rows;
   const byRun = new Map<string, EventRow[]>(ids.map((id) => [id, []]));
   for (const e of events) byRun.get(e.stream_id)!.push(e);
-  const runs = (await input.pool.query<{ id: string; state: string }>("SELECT id, state FROM runs WHERE id = ANY($1::uuid[])", [ids])).rows;
-  const stateOf = new Map(runs.map((r) => [r.id, r.state]));
+  const runs = (
+    await input.pool.query<{ id: string; state: string; code: string | null }>(
+      "SELECT id, state, error->>'code' AS code FROM runs WHERE id = ANY($1::uuid[])",
+      [ids],
+    )
+  ).rows;
+  const stateOf = new Map(runs.map((r) => [r.id, r.code ? `${r.state} ${r.code}` : r.state]));
+  // A run that failed counts under its state and code ("failed 60402"), so a report says why.
   const states: Record<string, number> = {};
   for (const id of ids) {
     const s = stateOf.get(id) ?? "missing";

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { formatMicros } from "@steward/contract";
+import { isQueryTimeout } from "./transient";
 
 const TIMESTAMPTZ_OID = 1184;
 const INT8_OID = 20;
@@ -29,6 +30,12 @@ export interface PoolOptions {
   applicationName?: string;
   /** How long a checkout waits for a new connection before failing, in ms. Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * How long a statement may go without an answer before it fails (and its connection is dropped), in ms.
+   * Default 60 000. Not a statement limit (the server's statement_timeout is): a bound on waiting for a
+   * socket that died without closing, which TCP alone would wait on for about 15 minutes.
+   */
+  queryTimeoutMs?: number;
   /** Told about a connection that died while idle (the pool drops it and opens another when needed). */
   onError?: (err: Error) => void;
 }
@@ -50,6 +57,9 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     // A peer that vanished without closing (a cut network) is noticed by the kernel, not after hours.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    // A connection cut mid-statement: TCP gives up only after minutes (retransmissions, or keep-alive
+    // probes the system sends 75 s apart); this bound fails the statement first.
+    query_timeout: options.queryTimeoutMs ?? 60_000,
   });
   guardPool(pool, options.onError);
   return pool;
@@ -77,9 +87,15 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     await client.query("COMMIT");
     return result;
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => (broken = true));
+    broken = isQueryTimeout(err);
+    if (!broken) await client.query("ROLLBACK").catch(() => (broken = true));
     throw err;
   } finally {
     client.release(broken);
   }
+}
+
+/** Hands a checked-out client back: dropped when a statement timed out on it, reused otherwise. */
+export function releaseClient(client: pg.PoolClient, err?: unknown): void {
+  client.release(isQueryTimeout(err));
 }

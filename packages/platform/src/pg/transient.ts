@@ -1,7 +1,19 @@
 /** SQLSTATEs of a server going away or not accepting connections yet (class 08, and 57P01–57P03). */
 const TRANSIENT_SQLSTATE = /^(08...|57P0[123]|53300)$/;
 const TRANSIENT_NET = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
-const TRANSIENT_MESSAGE = /Connection terminated|connection error|timeout exceeded when trying to connect|Client was closed|not queryable/i;
+const TRANSIENT_MESSAGE = /Connection terminated|connection error|timeout exceeded when trying to connect|Client was closed|not queryable|Query read timeout/i;
+
+/** pg's own words when a statement got no answer within the pool's query timeout (see createPool). */
+const QUERY_TIMEOUT_MESSAGE = "Query read timeout";
+
+/**
+ * True when a statement got no answer in time: the server may be paused or the connection dead (a cut
+ * network leaves the socket open and silent). The connection is unusable either way: its answer, if one
+ * ever comes, would be read as the answer to the next statement's.
+ */
+export function isQueryTimeout(err: unknown): boolean {
+  return !!err && typeof err === "object" && (err as { message?: unknown }).message === QUERY_TIMEOUT_MESSAGE;
+}
 
 /**
  * True when the error says PostgreSQL could not be reached or went away mid-statement, as opposed to a

@@ -46,6 +46,16 @@ describe("a patient tool-exec client", () => {
     expect([res.decision?.permit, t.calls()]).toEqual([true, 4]);
   });
 
+  it("retries while the channel has no connection to send on (tool-exec restarting: refused, or its name gone)", async () => {
+    const t = scripted([
+      grpcError(status.UNAVAILABLE, "No connection established. Last error: connect ECONNREFUSED 10.89.0.5:50051"),
+      grpcError(status.UNAVAILABLE, "Name resolution failed for target dns:tool-exec:50051"),
+      answer(true),
+    ]);
+    const res = await withPatience(t.api, fast).invoke(req, { deadlineMs: 10_000 });
+    expect([res.decision?.permit, t.calls()]).toEqual([true, 3]);
+  });
+
   it("never repeats a call that may have run: a dropped connection, a real deny, a tool's answer", async () => {
     const dropped = scripted([grpcError(status.UNAVAILABLE, "Connection dropped"), answer(true)]);
     await expect(withPatience(dropped.api, fast).invoke(req, { deadlineMs: 10_000 })).rejects.toThrow("Connection dropped");

@@ -12,15 +12,22 @@ export interface PatienceOptions {
 /**
  * True when the answer or the error proves that nothing ran and nothing was kept, so the same call may be
  * made again: the PDP could not be asked (a fail-closed deny, 60502), tool-exec said it is starting or cannot
- * reach its database, or the breaker refused to send the call at all. A dropped connection proves nothing
+ * reach its database, there was no connection to send the call on, or the breaker refused to send it at all. A dropped connection proves nothing
  * (the tool may have run) and is not retried here.
  */
 function nothingRan(outcome: { res?: InvokeResponse; err?: unknown }): boolean {
   if (outcome.res) return outcome.res.decision?.permit === false && outcome.res.decision.code === String(RunErrorCode.pdpUnavailable);
   const err = outcome.err as { code?: unknown; details?: unknown };
   if (err?.code === "EOPENBREAKER") return true;
-  return err?.code === status.UNAVAILABLE && typeof err.details === "string" && /^tool-exec (is starting|cannot reach its database)/.test(err.details);
+  return err?.code === status.UNAVAILABLE && typeof err.details === "string" && NOTHING_SENT.test(err.details);
 }
+
+/**
+ * UNAVAILABLE answers that prove the call was not sent or not kept: tool-exec's own (starting, no database),
+ * and the channel's when it has no connection to send on (refused, or the name does not resolve while a
+ * container is away). Anything else, such as a connection dropped mid-call, may follow a tool that ran.
+ */
+const NOTHING_SENT = /^(tool-exec (is starting|cannot reach its database)|No connection established|Name resolution failed)/;
 
 /**
  * Rides out a PDP, a database or a tool-exec that is away for a while (a restart, an outage of up to a

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider, type ModelRequest } from "../../domain/model";
 import { assembleStream } from "./stream-assembly";
+import { untilSilent } from "./until-silent";
 
 export interface OpenAiProfile {
   /** A name for events and logs, e.g. "primary" or "fallback". */
@@ -8,7 +9,7 @@ export interface OpenAiProfile {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly model: string;
-  /** Per-request timeout in ms. Default 60 000. */
+  /** Per-request timeout in ms, and the longest silence allowed between two chunks of an answer. Default 60 000. */
   readonly timeoutMs?: number;
 }
 
@@ -19,10 +20,12 @@ export interface OpenAiProfile {
  * is never shown to clients or logged at info level.
  */
 export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
+  const timeoutMs = profile.timeoutMs ?? 60_000;
   const client = new OpenAI({
     baseURL: profile.baseUrl,
     apiKey: profile.apiKey || "unset",
-    timeout: profile.timeoutMs ?? 60_000,
+    // The SDK's timeout ends when the answer's headers arrive; untilSilent bounds the streamed body.
+    timeout: timeoutMs,
     maxRetries: 0,
   });
   return {
@@ -52,7 +55,9 @@ export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
           },
           { signal: call.signal },
         );
-        const answer = await assembleStream(stream, request.onDelta);
+        const answer = await assembleStream(untilSilent(stream, timeoutMs, () => call.abort()), request.onDelta);
+        // The SDK ends an aborted stream quietly: what arrived until then is a cut answer, never an answer.
+        if (call.signal.aborted) throw new Error("the answer's stream was aborted");
         return { ...answer, provider: profile.name };
       } catch (err) {
         if (request.signal.aborted) throw new ModelCallAbortedError({ cause: err });

@@ -1,4 +1,4 @@
-import type { Pool } from "@steward/platform";
+import { isQueryTimeout, releaseClient, type Pool } from "@steward/platform";
 import type { SqlSession } from "../../domain/tool";
 
 export interface StoredToolResult {
@@ -30,6 +30,7 @@ export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
   return {
     async once(runId, fingerprint, toolName, work) {
       const client = await pool.connect();
+      let failure: unknown;
       try {
         await client.query("BEGIN");
         await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`${runId}/${fingerprint}`]);
@@ -54,10 +55,11 @@ export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
         await client.query("COMMIT");
         return { value, replayed: false };
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        failure = err;
+        if (!isQueryTimeout(err)) await client.query("ROLLBACK").catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        releaseClient(client, failure);
       }
     },
   };

@@ -74,12 +74,20 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
     DATABASE_URL: options.databaseUrl,
     NATS_URL: natsUrl,
     STEWARD_ENV: "test",
+    STEWARD_TEST_HOOKS: "1", // the test tools (test_counter)
     STEWARD_NATS_NAMESPACE: options.namespace,
     STEWARD_JWT_SECRET: secret,
     LLM_BASE_URL: options.modelUrl,
     LLM_API_KEY: "bench",
     LLM_MODEL: "scripted-bench",
     RUNNER_CONCURRENCY: String(options.runnerConcurrency),
+    // One tenant runs every measured run: fair share across tenants stays on, with room for all of them.
+    RUNNER_TENANT_MAX_RUNNING: "100000",
+    // One user floods the gateway on purpose: the rate limits stay on (their cost is measured) but never refuse.
+    GATEWAY_RATE_LIMIT_PER_USER: "1000000000",
+    GATEWAY_RATE_LIMIT_PER_TENANT: "1000000000",
+    GATEWAY_RATE_LIMIT_RUNS_PER_USER: "1000000000",
+    GATEWAY_RATE_LIMIT_RUNS_PER_TENANT: "1000000000",
     ...options.extraEnv,
   };
   const nodeOptions = [process.env.NODE_OPTIONS ?? "", options.nodeOptions ?? ""];

@@ -141,13 +141,21 @@ export function stopPostgres(record) {
 
 /**
  * Uses NATS at NATS_URL if it answers; otherwise starts nats-server with JetStream under the home folder and
- * records it in run/nats-server.json. Resolves like ensurePostgres.
+ * records it in run/nats-server.json. Resolves like ensurePostgres, with `auth` when the server is one Steward
+ * started with `configFile` (its users and permissions: natsServerConfig). A recorded server with users is told
+ * to reload that file (SIGHUP), so that it has the users of this start.
  */
-export async function ensureNats(natsUrl) {
+export async function ensureNats(natsUrl, { configFile } = {}) {
   const url = new URL(natsUrl);
   const host = url.hostname;
   const port = Number(url.port || 4222);
-  if (await reachable(host, port)) return { started: false, recorded: natsRecord()?.port === port };
+  if (await reachable(host, port)) {
+    const record = natsRecord();
+    const recorded = record?.port === port;
+    const auth = recorded && Boolean(record.configFile) && record.configFile === configFile;
+    if (auth) process.kill(record.pid, "SIGHUP");
+    return { started: false, recorded, auth };
+  }
   if (!isLocal(host)) throw new Error(`NATS at ${host}:${port} is not reachable`);
   const candidates = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
   let bin = candidates.find((c) => existsSync(c));
@@ -159,15 +167,16 @@ export async function ensureNats(natsUrl) {
   mkdirSync(storeDir, { recursive: true });
   say(`starting nats-server with JetStream on ${host}:${port}`);
   const out = openSync(join(stewardHome, "nats-server.log"), "a");
-  const child = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], {
+  const config = configFile ? ["-c", configFile] : [];
+  const child = spawn(bin, [...config, "-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], {
     detached: true,
     stdio: ["ignore", out, out],
   });
   child.unref();
-  const record = { pid: child.pid, bin, host, port, startedAt: new Date().toISOString() };
+  const record = { pid: child.pid, bin, host, port, configFile: configFile ?? null, startedAt: new Date().toISOString() };
   writeRunFile("nats-server.json", record);
   await waitReachable(host, port, "NATS");
-  return { started: true, name: "nats-server", pid: child.pid, stop: () => stopNats(record) };
+  return { started: true, auth: Boolean(configFile), name: "nats-server", pid: child.pid, stop: () => stopNats(record) };
 }
 
 /** The nats-server that Steward started and that still runs, as recorded; a stale record is removed. */

@@ -67,10 +67,48 @@ async function probeReady(health) {
  */
 const nodeFlags = { "agent-runner": ["--max-old-space-size=512"] };
 
+/**
+ * Variables only one service may receive (SPEC §10: the JWT secret only the gateway, model keys only the
+ * runner): the gateway verifies tokens, only the runner talks to a model, only tool-exec reads the datasets and
+ * mounts MCP servers (whose settings may carry tokens).
+ */
+const onlyFor = [
+  [/^STEWARD_JWT_/, "gateway"],
+  [/^LLM_/, "agent-runner"],
+  [/^(DATASETS|DATASET_URL|MCP_SERVERS)$/, "tool-exec"],
+];
+/** A name that looks like a secret and is not listed above (a token in the caller's shell): no service gets it. */
+const secretLike = /(SECRET|PASSWORD|PASSWD|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|_CREDS$)/i;
+/** Each service's own credentials, given to it by whoever starts it (never inherited from this process). */
+const ownCredentials = /^(NATS_USER|NATS_PASSWORD|STEWARD_TLS_(CA|CERT|KEY))$/;
+
+/**
+ * The environment a service is started with: `inherited` (this process's) overlaid with `given` (what the
+ * caller passes for this service; undefined removes a variable). A variable reserved for another service is
+ * dropped from both; a secret-looking one or a credential is taken only from `given`, never inherited.
+ */
+function scopeEnv(service, inherited, given) {
+  const out = {};
+  const consider = (source, fromCaller) => {
+    for (const [k, v] of Object.entries(source)) {
+      if (v === undefined) {
+        delete out[k];
+        continue;
+      }
+      const owner = onlyFor.find(([re]) => re.test(k))?.[1];
+      if (owner !== undefined && owner !== service) continue;
+      if (owner === undefined && !fromCaller && (secretLike.test(k) || ownCredentials.test(k))) continue;
+      out[k] = v;
+    }
+  };
+  consider(inherited, false);
+  consider(given, true);
+  return out;
+}
+
 function startService(service, env, { readyMsg = "listening", timeoutMs = 60_000, logFile, detached = false, onSpawn } = {}) {
   const accepted = readyMsg === "listening" ? ["listening", "ready"] : [readyMsg];
-  const childEnv = { ...process.env, HEALTH_PORT: "0", ...env };
-  for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
+  const childEnv = scopeEnv(service, process.env, { HEALTH_PORT: "0", ...env });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(nodeFlags[service] ?? []), entryOf(service)], { env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached });
     if (detached) grouped.add(child);
@@ -185,9 +223,11 @@ function portOf(address) {
 /**
  * The environment of one service, given what is known of the others: `policyAddr`, `toolExecAddr`
  * (host:port), `gatewayPort` and the service's own `healthPort` (0 = the service picks a free one;
- * undefined = the service's own default, whatever HEALTH_PORT this process has).
+ * undefined = the service's own default, whatever HEALTH_PORT this process has). `perService` adds each
+ * service's own variables (its TLS files, NATS user, database role) to the shared `env`.
  */
-function serviceEnv(service, env, { policyAddr, toolExecAddr, gatewayPort, healthPort }) {
+function serviceEnv(service, shared, { policyAddr, toolExecAddr, gatewayPort, healthPort }, perService = {}) {
+  const env = { ...shared, ...(perService[service] ?? {}) };
   const health = { HEALTH_PORT: healthPort === undefined ? undefined : String(healthPort) };
   switch (service) {
     case "policy":
@@ -209,22 +249,23 @@ function serviceEnv(service, env, { policyAddr, toolExecAddr, gatewayPort, healt
  * 120 s) until each one's /readyz answers 200. They start in that order only to learn the gRPC addresses
  * (ports set to 0 are picked by the services and passed on); none waits for another to be ready. Resolves
  * with the running services and the gateway's URL; on failure, stops what it started and rejects.
+ * `perService` (by service name) adds each one's own variables to `env`.
  */
-async function startPlatform(env, { logDir, gatewayPort = 0, policyPort = 0, toolExecPort = 0, readyTimeoutMs = 120_000 } = {}) {
+async function startPlatform(env, { logDir, gatewayPort = 0, policyPort = 0, toolExecPort = 0, readyTimeoutMs = 120_000, perService = {} } = {}) {
   const started = [];
   const log = (s) => (logDir ? join(logDir, `${s}.log`) : undefined);
   try {
     const known = { policyAddr: `127.0.0.1:${policyPort}`, gatewayPort, healthPort: 0 };
-    const policy = await startService("policy", serviceEnv("policy", env, known), { logFile: log("policy") });
+    const policy = await startService("policy", serviceEnv("policy", env, known, perService), { logFile: log("policy") });
     started.push(policy);
     known.policyAddr = policy.ready.addr;
     known.toolExecAddr = `127.0.0.1:${toolExecPort}`;
-    const toolExec = await startService("tool-exec", serviceEnv("tool-exec", env, known), { logFile: log("tool-exec") });
+    const toolExec = await startService("tool-exec", serviceEnv("tool-exec", env, known, perService), { logFile: log("tool-exec") });
     started.push(toolExec);
     known.toolExecAddr = toolExec.ready.addr;
-    const runner = await startService("agent-runner", serviceEnv("agent-runner", env, known), { logFile: log("agent-runner") });
+    const runner = await startService("agent-runner", serviceEnv("agent-runner", env, known, perService), { logFile: log("agent-runner") });
     started.push(runner);
-    const gateway = await startService("gateway", serviceEnv("gateway", env, known), { logFile: log("gateway") });
+    const gateway = await startService("gateway", serviceEnv("gateway", env, known, perService), { logFile: log("gateway") });
     started.push(gateway);
     await Promise.all(started.map((s) => s.whenReady({ timeoutMs: readyTimeoutMs })));
     return {
@@ -242,4 +283,4 @@ async function startPlatform(env, { logDir, gatewayPort = 0, policyPort = 0, too
   }
 }
 
-module.exports = { startService, startPlatform, stopChild, probeReady, serviceEnv, portOf, entryOf, root };
+module.exports = { startService, startPlatform, stopChild, probeReady, serviceEnv, scopeEnv, portOf, entryOf, root };

@@ -27,7 +27,16 @@ async function seedDatasets(databaseUrl) {
   }
 }
 
-export const demo = { tenant: "demo", user: "demo-user" };
+export const demo = { tenant: "demo", user: "demo-user", dataset: "demo" };
+
+// The tenant chooses which datasets its members may focus (docs/datasets.md): the demo tenant is granted the demo
+// dataset when it holds no grant of it (an administrator's later change of its roles is kept).
+async function grantDemoDataset(pool) {
+  const { grantDataset, listDatasetGrants } = require(join(root, "packages", "store", "dist"));
+  const held = await listDatasetGrants(pool, demo.tenant);
+  if (held.some((g) => g.dataset === demo.dataset)) return;
+  await grantDataset(pool, demo.tenant, demo.dataset, [], { userId: "steward-seed", reason: "the demo tenant reads the demo dataset" });
+}
 
 export async function seedDemo(databaseUrl) {
   const { createPool } = require(join(root, "packages", "platform", "dist"));
@@ -47,6 +56,7 @@ export async function seedDemo(databaseUrl) {
       }
     }
     await seedDatasets(databaseUrl);
+    await grantDemoDataset(pool);
     return added;
   } finally {
     await pool.end();

@@ -10,6 +10,7 @@ import { root, stewardHome } from "./paths.mjs";
 import { isRecordedProcess, readRunFile, removeRunFile, stopRecordedServices, writeRunFile } from "./run-files.mjs";
 import { createSupervisor, serviceOrder } from "./supervisor.mjs";
 import { demo, seedDemo } from "./seed.mjs";
+import { internalPlanes, localCredentials, writeNatsConfig } from "./internal-planes.mjs";
 
 const require = createRequire(import.meta.url);
 const { entryOf } = require("./launcher.cjs");
@@ -86,9 +87,14 @@ async function prepare() {
   }
   const databaseUrl = process.env.DATABASE_URL || defaults.DATABASE_URL;
   const natsUrl = process.env.NATS_URL || defaults.NATS_URL;
+  const creds = localCredentials(stewardHome);
+  // A nats-server this npm start runs gets a user per service (SPEC §10); one already at NATS_URL is used as it is.
+  const natsConfig = writeNatsConfig(stewardHome, process.env.STEWARD_NATS_NAMESPACE || "", creds.nats);
+  let natsUsers = false;
   for (const [name, ensure, url] of [["PostgreSQL", ensurePostgres, databaseUrl], ["nats-server", ensureNats, natsUrl]]) {
     if (shuttingDown) return null;
-    const server = await ensure(url);
+    const server = await ensure(url, { configFile: natsConfig });
+    if (name === "nats-server") natsUsers = Boolean(server.auth);
     if (server.started) servers.push(server);
     if (server.recorded) {
       kept.push(name);
@@ -105,10 +111,19 @@ async function prepare() {
   const { developmentSecret, mintDevelopmentToken } = require(join(root, "services", "gateway", "dist", "tools.js"));
   const secret = process.env.STEWARD_JWT_SECRET || developmentSecret(join(stewardHome, "dev-jwt-secret"));
   const token = await mintDevelopmentToken(secret, { tenant: demo.tenant, user: demo.user });
-  return { env: { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, STEWARD_HOME: stewardHome, STEWARD_JWT_SECRET: secret }, token };
+  const testHooks = ["1", "true"].includes(process.env.STEWARD_TEST_HOOKS ?? "");
+  const planes = await internalPlanes({ home: stewardHome, databaseUrl, natsUsers, creds, testHooks, say });
+  // Unset, STEWARD_ENV means production to a service; npm start is the development platform unless told otherwise.
+  const stewardEnv = process.env.STEWARD_ENV || "development";
+  return {
+    env: { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, STEWARD_ENV: stewardEnv, STEWARD_HOME: stewardHome, STEWARD_JWT_SECRET: secret },
+    perService: planes.perService,
+    planes: planes.summary,
+    token,
+  };
 }
 
-function banner({ gatewayUrl: url, policyAddr, toolExecAddr, health }, token, logDir) {
+function banner({ gatewayUrl: url, policyAddr, toolExecAddr, health }, token, logDir, planes) {
   const healthOf = (name) => (health[name] ? `   (health ${health[name]})` : "");
   const model = process.env.LLM_BASE_URL
     ? `model: ${process.env.LLM_MODEL || "default"} at LLM_BASE_URL`
@@ -123,6 +138,9 @@ Steward is running.
   runner${health["agent-runner"] ? `      health ${health["agent-runner"]}` : "      (no health endpoint)"}
   logs        ${logDir}
   ${model}
+
+Between the services:
+${planes.map((line) => `  ${line}`).join("\n")}
 
 A token for tenant "${demo.tenant}", user "${demo.user}" (role member):
   export STEWARD_TOKEN=${token}
@@ -148,13 +166,14 @@ async function main() {
   mkdirSync(logDir, { recursive: true });
   supervisor = createSupervisor({
     env: prepared.env,
+    perService: prepared.perService,
     logDir,
     policyAddr: process.env.POLICY_ADDR || "127.0.0.1:50052",
     toolExecAddr: process.env.TOOL_EXEC_ADDR || "127.0.0.1:50051",
     gatewayPort: Number(process.env.GATEWAY_PORT || 8080),
     healthPort: health,
     say,
-    onReady: (addresses) => process.stdout.write(banner(addresses, prepared.token, logDir)),
+    onReady: (addresses) => process.stdout.write(banner(addresses, prepared.token, logDir, prepared.planes)),
     onChange: (services) => writeRunFile("services.json", { launcher: process.pid, services }),
   });
   say(`starting ${serviceOrder.join(", ")} (logs in ${logDir}); the ready banner follows once all four are ready`);

@@ -37,7 +37,7 @@ function deferred() {
 }
 
 /**
- * Options: `env` (for every service), `logDir`, the addresses to use (`policyAddr`, `toolExecAddr` as
+ * Options: `env` (for every service), `perService` (each service's own variables, by name), `logDir`, the addresses to use (`policyAddr`, `toolExecAddr` as
  * host:port, `gatewayPort`; port 0 = picked at first start, then kept), `healthPort` (0 = each service
  * picks a free one, then keeps it; undefined = each service's default), `say(text)`, `onReady(addresses)`
  * (called once, the first time all four are ready), `onChange(services)` (the live pids and addresses).
@@ -45,7 +45,7 @@ function deferred() {
  * `listenTimeoutMs` (60 s), `readyPollMs` (250), `watchPollMs` (2 s), `reportNotReadyAfterMs` (10 s).
  */
 export function createSupervisor(options) {
-  const { env, logDir, say, onReady = () => {}, onChange = () => {} } = options;
+  const { env, perService = {}, logDir, say, onReady = () => {}, onChange = () => {} } = options;
   const t = {
     stableMs: 60_000,
     stopGraceMs: 10_000,
@@ -125,7 +125,7 @@ export function createSupervisor(options) {
     slot.state = "starting";
     let svc;
     try {
-      const serviceEnvironment = serviceEnv(slot.name, env, { ...known, healthPort: slot.healthPort });
+      const serviceEnvironment = serviceEnv(slot.name, env, { ...known, healthPort: slot.healthPort }, perService);
       svc = await startService(slot.name, serviceEnvironment, {
         logFile: logOf(slot.name),
         detached: true,

@@ -48,7 +48,8 @@ function launch(env: Record<string, string>): Launcher {
   );
   const child = spawn(process.execPath, [join(root, "infra", "local", "start.mjs")], {
     cwd: root,
-    env: { ...inherited, STEWARD_HOME: home, STEWARD_SKIP_BUILD: "1", STEWARD_ENV: "test", ...env },
+    // The scripted model is a test hook outside development (STEWARD_TEST_HOOKS).
+    env: { ...inherited, STEWARD_HOME: home, STEWARD_SKIP_BUILD: "1", STEWARD_ENV: "test", STEWARD_TEST_HOOKS: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const launcher: Launcher = {

@@ -15,7 +15,7 @@ jest.setTimeout(180_000);
 
 const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
 
-describe("MCP tool servers: mounted by tool-exec, called through the same policy path", () => {
+describe("MCP tool servers: mounted by tool-exec, flagged by Steward's configuration, called through the same policy path", () => {
   let platform: TestPlatform;
   let model: FakeOpenAi;
   let http: Server;
@@ -31,13 +31,37 @@ describe("MCP tool servers: mounted by tool-exec, called through the same policy
     return { toolCalls: [{ id: "m0", name: tool, arguments: JSON.stringify(tool.endsWith("echo") ? { text } : {}) }] };
   }
 
+  /** Creates a run and waits (bounded) until it waits for a confirmation or ends; returns the snapshot. */
+  async function startRun(input: string, mode: "agent" | "ask" = "agent") {
+    const created = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input, mode } });
+    expect(created.status).toBe(201);
+    return waitFor(
+      async () => {
+        const r = await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member });
+        return ["awaiting_confirmation", "succeeded", "failed", "cancelled"].includes(r.body.state) ? r.body : undefined;
+      },
+      { what: `run "${input}" to wait or end` },
+    );
+  }
+
+  async function approveAndFinish(runId: string) {
+    const approved = await platform.http("POST", `/v1/agents/runs/${runId}/confirmation`, { token: member, body: { decision: "approve" } });
+    expect(approved.status).toBe(200);
+    return waitFor(async () => {
+      const r = await platform.http("GET", `/v1/agents/runs/${runId}`, { token: member });
+      return ["succeeded", "failed", "cancelled"].includes(r.body.state) ? r.body : undefined;
+    });
+  }
+
   beforeAll(async () => {
     http = await mcpServer.serveHttp(0, log);
     const httpPort = (http.address() as AddressInfo).port;
     model = await startFakeOpenAi(script);
+    // Both servers hint that `echo` is read-only and `wipe` not destructive. Steward believes neither: only the
+    // remote server's echo is declared read (so offered in ask mode, no confirmation) by this configuration.
     const servers = [
       { name: "local", transport: "stdio", command: process.execPath, args: [join(__dirname, "..", "support", "mcp-test-server.cjs")], env: { MCP_CALL_LOG: log, PATH: process.env.PATH ?? "" } },
-      { name: "remote", transport: "http", url: `http://127.0.0.1:${httpPort}/mcp` },
+      { name: "remote", transport: "http", url: `http://127.0.0.1:${httpPort}/mcp`, tools: { echo: { safety: "read", idempotent: true } } },
     ];
     platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", MCP_SERVERS: JSON.stringify(servers) });
     admin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });
@@ -55,41 +79,67 @@ describe("MCP tool servers: mounted by tool-exec, called through the same policy
     await new Promise((resolve) => http?.close(resolve));
   });
 
-  it.each([
-    ["mcp_local_echo", "local", "stdio"],
-    ["mcp_remote_echo", "remote", "http"],
-  ])("a permitted MCP tool (%s) runs through the PDP, with its point in the decision log", async (tool, server, label) => {
+  /** The run's decision log: the policy points the PDP was asked about. */
+  const decidedPoints = async (runId: string) =>
+    (await platform.http("GET", `/v1/audit/decisions?run_id=${runId}`, { token: admin })).body.items.map((d: { action: string }) => d.action);
+
+  it("a tool Steward's configuration declares read (mcp_remote_echo) runs at once through the PDP, with its point in the decision log", async () => {
     const before = calls().length;
-    const run = await runToEnd(platform, member, `${tool} hello`);
+    const run = await runToEnd(platform, member, "mcp_remote_echo hello");
     expect(run.state).toBe("succeeded");
-    expect(run.output.text).toContain(`${label} says hello`);
-    expect(calls().slice(before)).toEqual([`${label} echo {"text":"hello"}`]);
+    expect(run.output.text).toContain("http says hello");
+    expect(calls().slice(before)).toEqual(['http echo {"text":"hello"}']);
     const events = await eventsOf(platform, member, run.id);
-    expect(events.find((e) => e.type === "tool.decided")?.data).toMatchObject({ permit: true, policy_point: `mcp.${server}.echo`, policy_ids: ["members-echo"] });
-    const log = await platform.http("GET", `/v1/audit/decisions?run_id=${run.id}`, { token: admin });
-    expect(log.body.items.map((d: { action: string }) => d.action)).toEqual([`mcp.${server}.echo`]);
+    expect(events.some((e) => e.type === "confirmation_required")).toBe(false);
+    expect(events.find((e) => e.type === "tool.decided")?.data).toMatchObject({ permit: true, policy_point: "mcp.remote.echo", policy_ids: ["members-echo"] });
+    expect(await decidedPoints(run.id)).toEqual(["mcp.remote.echo"]);
   });
 
-  it("a denied MCP tool does not run", async () => {
+  it("a tool whose server hints read-only (mcp_local_echo) is still write: it waits for confirmation and runs only once approved", async () => {
     const before = calls().length;
-    const run = await runToEnd(platform, member, "mcp_local_wipe now");
+    const waiting = await startRun("mcp_local_echo hello");
+    expect(waiting.state).toBe("awaiting_confirmation");
+    expect(calls().length).toBe(before);
+    const asked = (await eventsOf(platform, member, waiting.id)).find((e) => e.type === "confirmation_required");
+    expect(asked?.data).toMatchObject({ tool_name: "mcp_local_echo", call_id: "m0" });
+    const run = await approveAndFinish(waiting.id);
+    expect(run.state).toBe("succeeded");
+    expect(run.output.text).toContain("stdio says hello");
+    expect(calls().slice(before)).toEqual(['stdio echo {"text":"hello"}']);
+    expect(await decidedPoints(run.id)).toEqual(["mcp.local.echo"]);
+  });
+
+  it("a tool whose server hints it is not destructive still needs confirmation, and a denied one does not run", async () => {
+    const before = calls().length;
+    const waiting = await startRun("mcp_local_wipe now");
+    expect(waiting.state).toBe("awaiting_confirmation");
+    const run = await approveAndFinish(waiting.id);
     const events = await eventsOf(platform, member, run.id);
     expect(events.find((e) => e.type === "tool_result")?.data).toMatchObject({ result_code: "60500", decision: { permit: false } });
     expect(calls().length).toBe(before);
   });
 
-  it("the mounted tools carry their safety from the server's annotations: ask mode offers the read-only one only", async () => {
-    const normal = model.requests.find((r) => inputOf(r).startsWith("mcp_local_echo"))!;
+  it("ask mode offers only what Steward's configuration declares read; the server's hints are shown, not applied", async () => {
+    const normal = model.requests.find((r) => inputOf(r).startsWith("mcp_remote_echo"))!;
     expect(normal.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(["mcp_local_echo", "mcp_local_wipe", "mcp_remote_echo", "mcp_remote_wipe"]));
-    const created = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: "mcp_remote_echo careful", mode: "ask" } });
-    expect(created.status).toBe(201);
-    await waitFor(async () => {
-      const r = await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member });
-      return ["succeeded", "failed"].includes(r.body.state) ? true : undefined;
-    });
+    const described = new Map(normal.tools!.map((t) => [t.function.name, t.function.description]));
+    expect(described.get("mcp_local_echo")).toBe("Echoes the text back. (MCP server local; server's hints, not applied: read-only, idempotent)");
+    expect(described.get("mcp_remote_wipe")).toMatch(/server's hints, not applied: not read-only, not destructive\)$/);
+
+    const careful = await startRun("mcp_remote_echo careful", "ask");
+    expect(careful.state).toBe("succeeded");
     const asked = model.requests.find((r) => inputOf(r) === "mcp_remote_echo careful")!;
     const names = asked.tools?.map((t) => t.function.name) ?? [];
     expect(names).toContain("mcp_remote_echo");
     expect(names).not.toContain("mcp_remote_wipe");
+    expect(names).not.toContain("mcp_local_echo");
+
+    // Called anyway in ask mode, the tool the server calls read-only is refused without running.
+    const before = calls().length;
+    const refused = await startRun("mcp_local_echo sneaky", "ask");
+    expect(refused.state).toBe("succeeded");
+    const events = await eventsOf(platform, member, refused.id);
+    expect(events.find((e) => e.type === "tool_result")?.data).toMatchObject({ result_code: "ASK_MODE_DENIED" });
+    expect(calls().length).toBe(before);
   });
 });

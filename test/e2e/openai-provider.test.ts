@@ -54,11 +54,15 @@ describe("a run through the real OpenAI-compatible provider path", () => {
     expect(model.requests).toHaveLength(2);
     expect(model.requests[0].model).toBe("fake-model");
     expect(model.requests[0].tools?.map((t) => t.function.name)).toContain("knowledge_search");
-    expect(model.requests[0].messages[0].content).toContain("Answer in this language: en.");
+    // The language is the user's text and the step ledger tool output: user messages, never the system prompt.
+    expect(model.requests[0].messages[0].role).toBe("system");
+    expect(model.requests[0].messages[0].content).not.toContain("language");
     expect(model.requests[0].messages[1]).toEqual({ role: "user", content: "How fast must on-call acknowledge a page?" });
+    expect(model.requests[0].messages[2]).toEqual({ role: "user", content: 'Write your answer in this language: "en".' });
     const second = model.requests[1].messages;
-    expect(second.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
-    expect(second[3].tool_call_id).toBe("call_a");
+    expect(second.map((m) => m.role)).toEqual(["system", "user", "user", "user", "assistant", "tool"]);
+    expect(second[3].content).toMatch(/^Run notes: [^]*- step 1 knowledge_search: ok/);
+    expect(second[5].tool_call_id).toBe("call_a");
     expect(model.authorizations[0]).toBe("Bearer sk-test-secret-key");
   });
 

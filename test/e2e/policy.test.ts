@@ -79,12 +79,30 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
       token: admin,
       body: { version: 2, user_id: "ann", roles: ["member", "auditor"], action: "knowledge.document.read", resource: { type: "tool", id: "knowledge_search" } },
     });
-    expect(dry.body).toEqual({ permit: false, policy_ids: ["auditors-read-nothing"], version: 2, errors: [] });
+    expect(dry.body).toEqual({ permit: false, code: "60500", policy_ids: ["auditors-read-nothing"], version: 2, errors: [] });
 
     const member = await platform.token({ tenant: "acme", user: "mia" });
     expect((await platform.http("POST", "/v1/admin/policies/2/activate", { token: member })).status).toBe(403);
     const activated = await platform.http("POST", "/v1/admin/policies/2/activate", { token: admin });
     expect(activated.body).toMatchObject({ version: 2, status: "active" });
+  });
+
+  it("a dry run of a set whose forbid errors answers the deny a live call would get: 60503, naming the policy", async () => {
+    const active = (await platform.http("GET", "/v1/admin/policies", { token: admin })).body.items.find((s: { status: string }) => s.status === "active");
+    const erroring = `${active.policies}\n@id("overflowing-forbid")\nforbid (principal, action == Steward::Action::"knowledge.document.read", resource) when { context.step_no + 9223372036854775807 + 1 > 0 };`;
+    const draft = await platform.http("POST", "/v1/admin/policies", { token: admin, body: { policies: erroring } });
+    expect(draft.status).toBe(201);
+    const dryRun = (action: string) =>
+      platform.http("POST", "/v1/admin/policies/dry-run", {
+        token: admin,
+        body: { version: draft.body.version, user_id: "mia", roles: ["member"], action, resource: { type: "tool", id: "knowledge_search" } },
+      });
+    // Cedar alone would skip the erroring forbid and let member-knowledge-read permit.
+    const denied = await dryRun("knowledge.document.read");
+    expect(denied.status).toBe(200);
+    expect(denied.body).toEqual({ permit: false, code: "60503", policy_ids: ["overflowing-forbid"], version: draft.body.version, errors: [expect.stringMatching(/^overflowing-forbid: .*overflow/)] });
+    // A permit carries no code, as in the decision log.
+    expect((await dryRun("dataset.read")).body).toMatchObject({ permit: true, code: null, errors: [] });
   });
 
   it("permits a tool for one role and forbids it for another, and the model is told of the denial", async () => {

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createToolExecApi } from "@steward/proto";
 import { datasetsUrl } from "../support/databases";
@@ -58,6 +57,8 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     datasets = new pg.Pool({ connectionString: datasetsUrl(platform.databaseUrl) });
     admin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });
     member = await platform.token({ tenant: "acme", user: "mo" });
+    // The tenant chooses which datasets its members may focus.
+    expect((await platform.http("PUT", "/v1/admin/datasets/demo", { token: admin })).status).toBe(201);
   });
 
   afterAll(async () => {
@@ -98,7 +99,11 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     const requests = model.requests.filter((r) => inputOf(r) === "data questions");
     expect(requests[0].tools?.map((t) => t.function.name)).not.toContain("run_query");
     expect(requests[1].tools?.map((t) => t.function.name)).toContain("run_query");
-    expect(String(requests.at(-1)!.messages[0].content)).toMatch(/- step 5 run_query: ok/);
+    // The step ledger is tool output: a user message, never the system prompt.
+    const last = requests.at(-1)!.messages;
+    expect(last[0].role).toBe("system");
+    expect(String(last[0].content)).not.toMatch(/step \d/);
+    expect(last.filter((m) => m.role === "user").map((m) => String(m.content)).join("\n")).toMatch(/- step 5 run_query: ok/);
   });
 
   it("refuses writes, DDL, data-modifying CTEs, second statements, temp tables and notifications; stops a long query; sees no application table", async () => {
@@ -129,7 +134,9 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     expect(done.output.text).toBe("noted");
     const saved = () => pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Meeting'");
     expect((await saved()).rows[0].n).toBe(1);
-    const toolExec = createToolExecApi(platform.toolExecAddr);
+    // Called as the runner (tool-exec serves no other identity), for runs of this user and tenant.
+    const toolExec = createToolExecApi(platform.toolExecAddr, platform.grpcOptions("agent-runner", "tool-exec"));
+    const second = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: "another run" } });
     try {
       const again = await toolExec.invoke({
         runId: created.body.id,
@@ -143,7 +150,7 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
       });
       expect(again.replayed).toBe(true);
       const other = await toolExec.invoke({
-        runId: randomUUID(), tenantId: "acme", userId: "mo", stepNo: 1, callId: "x", toolName: "save_note",
+        runId: second.body.id, tenantId: "acme", userId: "mo", stepNo: 1, callId: "x", toolName: "save_note",
         argumentsJson: JSON.stringify({ title: "Other", body: "b" }), elevationSessionId: "",
       });
       expect(other.replayed).toBe(false);

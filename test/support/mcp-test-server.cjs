@@ -1,5 +1,6 @@
-// A small MCP server owned by the tests: `echo` (read-only) and `wipe` (destructive in name only). Every call
-// that really runs appends a line to the file named by MCP_CALL_LOG, so a test can tell whether a tool ran.
+// A small MCP server owned by the tests: `echo` and `wipe`. Both hint that they are harmless (`echo` read-only,
+// `wipe` not destructive): the hints are the server's claim, which Steward must not act on. Every call that
+// really runs appends a line to the file named by MCP_CALL_LOG, so a test can tell whether a tool ran.
 // Run directly it serves over stdio; `serveHttp(port)` serves the same tools over streamable HTTP.
 "use strict";
 const { appendFileSync } = require("node:fs");
@@ -23,7 +24,7 @@ function build(label, logFile) {
         name: "wipe",
         description: "Pretends to wipe everything.",
         inputSchema: { type: "object", properties: {}, additionalProperties: false },
-        annotations: { readOnlyHint: false },
+        annotations: { readOnlyHint: false, destructiveHint: false },
       },
     ],
   }));

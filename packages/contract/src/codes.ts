@@ -36,3 +36,25 @@ export const Exploration = {
   continueOption: "Continue exploring",
   stopOption: "Stop for now",
 } as const;
+
+/** The `code` of the REST API's problem answers (SPEC §7), one per HTTP status the gateway answers with. */
+export const ApiErrorCode = {
+  malformed: 10001,
+  unauthenticated: 10011,
+  forbidden: 10031,
+  notFound: 10050,
+  wrongState: 10090,
+  /** The request was not received within the server's request timeout. */
+  requestTimeout: 10408,
+  bodyTooLarge: 10413,
+  unsupportedMediaType: 10415,
+  /** Too many requests: a per-tenant, per-user or per-address limit was reached; `Retry-After` says when to retry. */
+  rateLimited: 10429,
+  /** An `Expect` other than 100-continue. */
+  expectationFailed: 10417,
+  /** The request line and headers exceed the server's limit. */
+  headersTooLarge: 10431,
+  invalidContent: 10430,
+  internal: 10500,
+  unavailable: 10503,
+} as const;

@@ -169,13 +169,25 @@ export interface ConfirmationRequired {
     readonly tool_name: string;
     readonly arguments: string;
     readonly asked_at: IsoMicros;
+    /**
+     * `callFingerprint` of the call shown (step, tool, canonical arguments): the decision applies to this call
+     * only. Absent in runs recorded before approvals were bound; those decisions apply by `call_id`.
+     */
+    readonly fingerprint?: string;
   };
 }
 
 /** The user approved or rejected the call; the deadline moves by the time the run waited. */
 export interface ConfirmationDecided {
   readonly type: "confirmation.decided";
-  readonly data: { readonly call_id: string; readonly decision: "approve" | "reject"; readonly deadline_at: IsoMicros; readonly decided_at: IsoMicros };
+  readonly data: {
+    readonly call_id: string;
+    readonly decision: "approve" | "reject";
+    readonly deadline_at: IsoMicros;
+    readonly decided_at: IsoMicros;
+    /** The fingerprint of the confirmation decided (absent, like the request's, in runs recorded before). */
+    readonly fingerprint?: string;
+  };
 }
 
 /** The creator asked to stop the run; the driving runner stops within one step. */

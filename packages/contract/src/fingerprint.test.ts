@@ -1,5 +1,5 @@
 import { canonicalJson } from "./canonical-json";
-import { toolFingerprint } from "./fingerprint";
+import { callFingerprint, toolFingerprint } from "./fingerprint";
 
 // "é" precomposed (NFC) and as "e" + combining acute accent (NFD).
 const nfc = "caf\u00e9";
@@ -67,5 +67,36 @@ describe("toolFingerprint", () => {
 
   it("throws on a non-finite number in the input", () => {
     expect(() => toolFingerprint("search", { k: NaN })).toThrow(TypeError);
+  });
+});
+
+describe("callFingerprint", () => {
+  const args = JSON.stringify({ title: "Meeting", body: nfc });
+
+  it("is 64 lowercase hex characters and equal for the same call written differently", () => {
+    expect(callFingerprint(1, "save_note", args)).toMatch(/^[0-9a-f]{64}$/);
+    expect(callFingerprint(1, "save_note", ` {"body": "${nfd}",  "title":"Meeting"} `)).toBe(callFingerprint(1, "save_note", args));
+    expect(callFingerprint(1, "save_note", "")).toBe(callFingerprint(1, "save_note", "{}"));
+  });
+
+  it("differs when the step, the tool or the arguments differ", () => {
+    const base = callFingerprint(1, "save_note", args);
+    expect(callFingerprint(2, "save_note", args)).not.toBe(base);
+    expect(callFingerprint(1, "delete_note", args)).not.toBe(base);
+    expect(callFingerprint(1, "save_note", JSON.stringify({ title: "Meeting", body: "other" }))).not.toBe(base);
+  });
+
+  it("separates step from tool name so the boundary cannot shift", () => {
+    expect(callFingerprint(1, "1tool", "{}")).not.toBe(callFingerprint(11, "tool", "{}"));
+  });
+
+  it("is not the tool fingerprint of the same input", () => {
+    expect(callFingerprint(1, "save_note", args)).not.toBe(toolFingerprint("save_note", JSON.parse(args)));
+  });
+
+  it("hashes arguments that are not JSON as text, never equal to a JSON call", () => {
+    expect(callFingerprint(1, "save_note", "{not json")).toMatch(/^[0-9a-f]{64}$/);
+    expect(callFingerprint(1, "save_note", "{not json")).not.toBe(callFingerprint(1, "save_note", "{}"));
+    expect(callFingerprint(1, "save_note", '"{}"')).not.toBe(callFingerprint(1, "save_note", "{}"));
   });
 });

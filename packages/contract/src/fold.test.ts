@@ -135,6 +135,39 @@ describe("run fold", () => {
     expect(initialRunState.version).toBe(0);
   });
 
+  it("given a confirmation request with a fingerprint, then the run awaits that exact call and the decision is bound to it", () => {
+    const asked: RunEvent = {
+      type: "confirmation_required",
+      data: { step_no: 1, call_id: "a", tool_name: "save_note", arguments: "{}", asked_at: "2026-11-30T09:00:02.000000Z", fingerprint: "1".repeat(64) },
+    };
+    const waiting = foldRun([queued, thought(1, ["a"]), asked]);
+    expect(waiting.status).toBe("awaiting_confirmation");
+    expect(waiting.awaiting).toEqual({ kind: "confirmation", call_id: "a", since: "2026-11-30T09:00:02.000000Z", fingerprint: "1".repeat(64) });
+    expect(waiting.confirmations).toEqual([{ call_id: "a", fingerprint: "1".repeat(64), decision: null }]);
+    const decided: RunEvent = {
+      type: "confirmation.decided",
+      data: { call_id: "a", decision: "approve", deadline_at: "2026-11-30T09:04:00.000001Z", decided_at: "2026-11-30T09:01:00.000000Z" },
+    };
+    // Without a fingerprint of its own, the decision decides the request the run awaited.
+    const s = evolve(waiting, decided);
+    expect(s).toMatchObject({ status: "running", awaiting: null, deadline_at: "2026-11-30T09:04:00.000001Z" });
+    expect(s.confirmations).toEqual([{ call_id: "a", fingerprint: "1".repeat(64), decision: "approve" }]);
+  });
+
+  it("given a confirmation recorded before approvals were bound, then it folds as before: by call id, no fingerprint", () => {
+    const asked: RunEvent = {
+      type: "confirmation_required",
+      data: { step_no: 1, call_id: "a", tool_name: "save_note", arguments: "{}", asked_at: "2026-11-30T09:00:02.000000Z" },
+    };
+    const decided: RunEvent = {
+      type: "confirmation.decided",
+      data: { call_id: "a", decision: "reject", deadline_at: "2026-11-30T09:04:00.000001Z", decided_at: "2026-11-30T09:01:00.000000Z" },
+    };
+    const waiting = foldRun([queued, thought(1, ["a"]), asked]);
+    expect(waiting.awaiting).toEqual({ kind: "confirmation", call_id: "a", since: "2026-11-30T09:00:02.000000Z" });
+    expect(evolve(waiting, decided).confirmations).toEqual([{ call_id: "a", fingerprint: null, decision: "reject" }]);
+  });
+
   it("throws on an unknown event type", () => {
     const bogus = { type: "run.exploded", data: {} } as unknown as RunEvent;
     expect(() => evolve(initialRunState, bogus)).toThrow(/unknown run event run\.exploded/);

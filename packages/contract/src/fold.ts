@@ -10,6 +10,7 @@ import type {
 } from "./events";
 import type { IsoMicros } from "./time";
 import { Exploration, ToolResultCode } from "./codes";
+import { recordDecision, type ConfirmationRecord } from "./confirmations";
 
 /** A run as its events describe it: the snapshot clients read plus where the loop stands. */
 export interface RunState {
@@ -41,14 +42,21 @@ export interface RunState {
   readonly open_circuits: readonly string[];
   /** The agent state that decides which tools are offered; moved by state-changing tools. */
   readonly agent_state: string;
-  /** What the run waits for while awaiting input or confirmation. */
-  readonly awaiting: { readonly kind: "input" | "confirmation"; readonly call_id: string; readonly since: IsoMicros } | null;
+  /**
+   * What the run waits for while awaiting input or confirmation; for a confirmation, the fingerprint of the
+   * exact call shown (absent in runs recorded before approvals were bound).
+   */
+  readonly awaiting: {
+    readonly kind: "input" | "confirmation";
+    readonly call_id: string;
+    readonly since: IsoMicros;
+    readonly fingerprint?: string;
+  } | null;
   /** Questions asked (by call) and the answers received. */
   readonly asked: readonly string[];
   readonly answers: Readonly<Record<string, string>>;
-  /** Calls shown for confirmation, and the user's decisions. */
-  readonly confirmation_asked: readonly string[];
-  readonly confirmations: Readonly<Record<string, "approve" | "reject">>;
+  /** Calls shown for confirmation, each bound to its fingerprint, and the user's decisions, in order. */
+  readonly confirmations: readonly ConfirmationRecord[];
   readonly cancel_requested: boolean;
   /** Exploration calls since the budget was last reset, and whether the model must ask before going on. */
   readonly exploration_count: number;
@@ -93,8 +101,7 @@ export const initialRunState: RunState = {
   awaiting: null,
   asked: [],
   answers: {},
-  confirmation_asked: [],
-  confirmations: {},
+  confirmations: [],
   cancel_requested: false,
   exploration_count: 0,
   exploration_blocked: false,
@@ -197,21 +204,25 @@ export function evolve(state: RunState, event: RunEvent): RunState {
             }
           : {}),
       };
-    case "confirmation_required":
+    case "confirmation_required": {
+      const fingerprint = event.data.fingerprint;
       return {
         ...next,
         status: "awaiting_confirmation",
-        awaiting: { kind: "confirmation", call_id: event.data.call_id, since: event.data.asked_at },
-        confirmation_asked: [...state.confirmation_asked, event.data.call_id],
+        awaiting: { kind: "confirmation", call_id: event.data.call_id, since: event.data.asked_at, ...(fingerprint ? { fingerprint } : {}) },
+        confirmations: [...state.confirmations, { call_id: event.data.call_id, fingerprint: fingerprint ?? null, decision: null }],
       };
-    case "confirmation.decided":
+    }
+    case "confirmation.decided": {
+      const awaited = state.awaiting?.kind === "confirmation" && state.awaiting.call_id === event.data.call_id ? state.awaiting : null;
       return {
         ...next,
         status: "running",
         awaiting: null,
         deadline_at: event.data.deadline_at,
-        confirmations: { ...state.confirmations, [event.data.call_id]: event.data.decision },
+        confirmations: recordDecision(state.confirmations, event.data, awaited?.fingerprint ?? null),
       };
+    }
     case "run.cancel_requested":
       return { ...next, cancel_requested: true };
     case "provider.fallback":

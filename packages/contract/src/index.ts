@@ -1,8 +1,8 @@
-export { Limits } from "./limits";
-export { RunErrorCode, ToolResultCode, Exploration } from "./codes";
+export { Limits, PayloadLimits, eventBytes } from "./limits";
+export { RunErrorCode, ToolResultCode, Exploration, ApiErrorCode } from "./codes";
 export { formatMicros, parseMicros, addSeconds, nowMicros, type IsoMicros } from "./time";
 export { canonicalJson } from "./canonical-json";
-export { toolFingerprint } from "./fingerprint";
+export { toolFingerprint, callFingerprint } from "./fingerprint";
 export {
   terminalStatuses,
   type RunMode,
@@ -40,6 +40,7 @@ export {
 } from "./events";
 export { snapshotOf, type RunSnapshot } from "./snapshot";
 export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./fold";
+export { confirmationFor, recordDecision, type ConfirmationRecord } from "./confirmations";
 export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
 export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";
 export { policyPoints, isPolicyPoint, isMcpPolicyPoint, type PolicyPoint, type McpPolicyPoint } from "./policy-points";

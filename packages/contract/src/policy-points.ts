@@ -12,6 +12,8 @@ export const policyPoints = [
   "audit.decision.read",
   "policy.admin",
   "platform.status.read",
+  "membership.admin",
+  "dataset.admin",
 ] as const;
 
 /** A tool of a mounted MCP server has its own point: `mcp.<server>.<tool>`. */

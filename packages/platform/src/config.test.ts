@@ -6,7 +6,7 @@ describe("readConfig", () => {
     expect(config).toMatchObject({
       DATABASE_URL: "postgres://postgres@127.0.0.1:5432/steward",
       NATS_URL: "nats://127.0.0.1:4222",
-      STEWARD_ENV: "development",
+      STEWARD_ENV: "production",
       STEWARD_NATS_NAMESPACE: "",
       STEWARD_NATS_REPLICAS: 1,
     });
@@ -44,6 +44,19 @@ describe("readConfig", () => {
     expect(readConfig(spec, { LLM_BASE_URL: "http://model:8000/v1" }).LLM_BASE_URL).toBe("http://model:8000/v1");
     expect(() => readConfig(spec, { LLM_BASE_URL: "${LLM_BASE_URL:-}" })).toThrow(/^LLM_BASE_URL: is not a URL$/);
     expect(() => readConfig(spec, { LLM_BASE_URL: "ftp://model" })).toThrow(/^LLM_BASE_URL: must use one of http, https$/);
+  });
+
+  it("runs as production when STEWARD_ENV is unset or empty: a forgotten variable never lowers the guard", () => {
+    expect(readConfig(commonConfig, {}).STEWARD_ENV).toBe("production");
+    expect(readConfig(commonConfig, { STEWARD_ENV: "" }).STEWARD_ENV).toBe("production");
+    expect(readConfig(commonConfig, { STEWARD_ENV: "development" }).STEWARD_ENV).toBe("development");
+  });
+
+  it("reads a flag as 1/true or 0/false/unset, and refuses anything else", () => {
+    const spec = { F: env.flag() };
+    expect([undefined, "", "0", "false"].map((v) => readConfig(spec, { F: v }).F)).toEqual([false, false, false, false]);
+    expect(["1", "true"].map((v) => readConfig(spec, { F: v }).F)).toEqual([true, true]);
+    expect(() => readConfig(spec, { F: "yes" })).toThrow(/^F: must be 1 \(on\) or 0 \(off\)$/);
   });
 
   it("never echoes a secret that is too short", () => {

@@ -78,6 +78,12 @@ export const env = {
       if (!/^-?\d+$/.test(v) || n < min || n > max) throw new ConfigError(name, `must be an integer ${min}-${max}`);
       return n;
     }),
+  /** An on/off switch: `1` or `true` is on; unset, empty, `0` or `false` is off. */
+  flag: (): Parser<boolean> => (raw, name) => {
+    if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
+    if (raw === "1" || raw === "true") return true;
+    throw new ConfigError(name, "must be 1 (on) or 0 (off)");
+  },
   namespace: (): Parser<string> => (raw, name) =>
     orDefault(raw, "", name, (v) => {
       if (!/^[a-z][a-z0-9_]{0,31}$/.test(v)) throw new ConfigError(name, "must match [a-z][a-z0-9_]{0,31}");
@@ -118,7 +124,11 @@ export const commonConfig = {
   NATS_URL: env.urlList(["nats", "tls"], "nats://127.0.0.1:4222"),
   /** Replicas of each JetStream stream Steward creates (1, or 3/5 on a NATS cluster). */
   STEWARD_NATS_REPLICAS: env.int(1, 5, 1),
-  STEWARD_ENV: env.oneOf(stewardEnvironments, "development"),
+  /**
+   * Unset means production: a deployment that forgets it gets every production check (key material, mutual
+   * TLS, NATS users), never the development shortcuts. `npm start` sets development, the test suites test.
+   */
+  STEWARD_ENV: env.oneOf(stewardEnvironments, "production"),
   STEWARD_NATS_NAMESPACE: env.namespace(),
   LOG_LEVEL: env.oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
   /** Connections this process may hold in its PostgreSQL pool. */

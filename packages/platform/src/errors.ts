@@ -57,9 +57,13 @@ export class ValidationError extends StewardError {
 }
 
 export class RateLimitedError extends StewardError {
-  constructor(message = "rate limited", options?: { cause?: unknown }) {
+  /** Seconds until the limit lets the caller in again: the `Retry-After` of the answer. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message = "rate limited", options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(429, 10429, message, options);
     this.name = "RateLimitedError";
+    this.retryAfterSeconds = Math.max(1, Math.ceil(options?.retryAfterSeconds ?? 1));
   }
 }
 

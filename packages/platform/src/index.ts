@@ -1,4 +1,5 @@
 export { readConfig, env, commonConfig, healthConfig, ConfigError, stewardEnvironments, type StewardEnv, type Parser } from "./config";
+export { testHooks, testHooksConfig } from "./test-hooks";
 export { createLogger, type Logger } from "./logger";
 export {
   StewardError,
@@ -12,10 +13,12 @@ export {
   UnavailableError,
   ConcurrencyError,
 } from "./errors";
-export { createPool, guardPool, inTransaction, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
-export { isPostgresUnavailable } from "./pg/transient";
+export { createPool, guardPool, inTransaction, releaseClient, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
+export { isPostgresUnavailable, isQueryTimeout } from "./pg/transient";
 export { connectNats, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
 export { watchNatsLink, type NatsLink } from "./nats/link";
+export { natsAuthConfig, natsAuth, natsInboxPrefix } from "./nats/credentials";
+export { natsPermissions, natsServerConfig, type NatsPermissions } from "./nats/permissions";
 export {
   ensureStream,
   ensureConsumer,
@@ -25,6 +28,9 @@ export {
   type RunnerConsumerOptions,
 } from "./nats/provision";
 export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
+export { grpcTlsConfig, loadGrpcTls, grpcServerCredentials, grpcChannelCredentials, grpcClientOptions, identityOf, type GrpcTls } from "./grpc/tls";
+export { allowPeers, type PeerRules } from "./grpc/peers";
+export { serviceIdentities, type ServiceIdentity } from "./identities";
 export { onShutdown, type ShutdownOptions } from "./shutdown";
 export { createReadiness, up, down, type Readiness, type ReadinessReport, type CheckResult, type Check } from "./health/readiness";
 export { serveHealth, type HealthServer } from "./health/serve";

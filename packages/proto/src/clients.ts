@@ -1,4 +1,4 @@
-import { connectivityState, credentials, Metadata, type Client, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
+import { connectivityState, credentials, Metadata, type Client, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
 import { PolicyDecisionClient, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
 import {
   PolicyAdminClient,
@@ -90,9 +90,23 @@ export interface PolicyDecisionApi {
   close(): void;
 }
 
+/**
+ * How a client reaches its server: `credentials` carry the caller's mutual-TLS identity (the platform's
+ * grpcChannelCredentials); without them the channel has no TLS (development and test only).
+ */
+export interface ClientOptions {
+  readonly credentials?: ChannelCredentials;
+  /** The TLS server name to send and check instead of the address's host (the peer's service name). */
+  readonly serverName?: string;
+}
+
+const channelCredentials = (options: ClientOptions): ChannelCredentials => options.credentials ?? credentials.createInsecure();
+const channelOptionsOf = (options: ClientOptions): ChannelOptions =>
+  options.serverName ? { ...channelOptions, "grpc.ssl_target_name_override": options.serverName } : channelOptions;
+
 /** A promise-returning client of the PolicyDecision service. */
-export function createPolicyDecisionApi(address: string): PolicyDecisionApi {
-  const client = new PolicyDecisionClient(address, credentials.createInsecure(), channelOptions);
+export function createPolicyDecisionApi(address: string, options: ClientOptions = {}): PolicyDecisionApi {
+  const client = new PolicyDecisionClient(address, channelCredentials(options), channelOptionsOf(options));
   return {
     decide: (req, options = {}) => unary(client.decide.bind(client), req, options),
     state: () => stateOf(client),
@@ -108,8 +122,8 @@ export interface ToolExecApi {
 }
 
 /** A promise-returning client of the ToolExec service. */
-export function createToolExecApi(address: string): ToolExecApi {
-  const client = new ToolExecClient(address, credentials.createInsecure(), channelOptions);
+export function createToolExecApi(address: string, options: ClientOptions = {}): ToolExecApi {
+  const client = new ToolExecClient(address, channelCredentials(options), channelOptionsOf(options));
   return {
     listTools: (options = {}) => unary(client.listTools.bind(client), {}, options),
     invoke: (req, options = {}) => unary(client.invoke.bind(client), req, options),
@@ -132,8 +146,8 @@ export interface PolicyAdminApi {
 }
 
 /** A promise-returning client of the PolicyAdmin service. */
-export function createPolicyAdminApi(address: string): PolicyAdminApi {
-  const client = new PolicyAdminClient(address, credentials.createInsecure(), channelOptions);
+export function createPolicyAdminApi(address: string, options: ClientOptions = {}): PolicyAdminApi {
+  const client = new PolicyAdminClient(address, channelCredentials(options), channelOptionsOf(options));
   const call =
     <Req, Res>(method: keyof PolicyAdminClient) =>
     (req: Req, options: CallOptions = {}): Promise<Res> =>

@@ -39,4 +39,5 @@ export {
   type ToolExecApi,
   type CallOptions,
   type ChannelState,
+  type ClientOptions,
 } from "./clients";

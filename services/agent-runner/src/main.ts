@@ -1,24 +1,21 @@
-import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { busNames } from "@steward/contract";
 import {
-  ConfigError,
   answerStatusPings,
   channelCheck,
-  commonConfig,
   connectNats,
   createLogger,
   createPool,
   createReadiness,
   down,
-  env,
-  healthConfig,
+  grpcClientOptions,
   linkCheck,
+  loadGrpcTls,
+  natsAuth,
   onShutdown,
   postgresCheck,
   provisionRunnerConsumer,
   provisionTopology,
-  readConfig,
   retryUntilUp,
   serveHealth,
   up,
@@ -31,51 +28,11 @@ import { withPatience } from "./adapters/grpc/patient-tool-exec";
 import { selectProvider } from "./adapters/llm/select-provider";
 import { cancelWatcher } from "./adapters/nats/cancel-watch";
 import { startRunConsumer, type RunConsumer } from "./adapters/nats/consumer";
-import { crashPointNames, killAt, noCrashPoints } from "./app/crash-points";
+import { killAt, noCrashPoints } from "./app/crash-points";
 import { createRunRequestedHandler } from "./app/handle-run-requested";
 import { createLeaseKeeper } from "./app/lease-keeper";
 import { createReaper } from "./app/reaper";
-
-function readRunnerConfig() {
-  const config = readConfig({
-    ...commonConfig,
-    ...healthConfig(8081),
-    TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
-    RUNNER_CONCURRENCY: env.int(1, 1000, 32),
-    RUNNER_ID: env.string(`runner-${randomUUID().slice(0, 8)}`),
-    RUNNER_LEASE_MS: env.int(500, 600_000, 2000),
-    RUNNER_ACK_WAIT_MS: env.int(500, 600_000, 2500),
-    RUNNER_MAX_DELIVER: env.int(1, 100, 5),
-    RUNNER_RETRY_BACKOFF_MS: env.int(1, 60_000, 1000),
-    RUNNER_REAPER_INTERVAL_MS: env.int(100, 3_600_000, 60_000),
-    RUNNER_REDRIVE_AFTER_MS: env.int(100, 3_600_000, 30_000),
-    RUNNER_REDRIVE_INTERVAL_MS: env.int(100, 3_600_000, 5000),
-    /** How long a tool call that provably did nothing (PDP, database or tool-exec away) is tried again. */
-    RUNNER_TOOL_RETRY_MS: env.int(0, 600_000, 60_000),
-    STEWARD_TEST_ASK_WAIT_SECONDS: env.int(1, 300, 300),
-    STEWARD_TEST_CRASH_AT: env.optional(),
-    LLM_BASE_URL: env.optionalUrl(["http", "https"]),
-    LLM_API_KEY: env.optional(),
-    LLM_MODEL: env.optional(),
-    LLM_FALLBACK_BASE_URL: env.optionalUrl(["http", "https"]),
-    LLM_FALLBACK_API_KEY: env.optional(),
-    LLM_FALLBACK_MODEL: env.optional(),
-    LLM_MAX_OUTPUT_TOKENS: env.int(1, 1_000_000, 0),
-    LLM_CONTEXT_TOKENS: env.int(0, 10_000_000, 0),
-  });
-  const crashAt = config.STEWARD_TEST_CRASH_AT;
-  if (crashAt && (config.STEWARD_ENV !== "test" || !(crashPointNames as readonly string[]).includes(crashAt))) {
-    throw new ConfigError("STEWARD_TEST_CRASH_AT", `is only for STEWARD_ENV=test and must be one of ${crashPointNames.join(", ")}`);
-  }
-  if (config.STEWARD_TEST_ASK_WAIT_SECONDS !== 300 && config.STEWARD_ENV !== "test") {
-    throw new ConfigError("STEWARD_TEST_ASK_WAIT_SECONDS", "may only shorten the wait when STEWARD_ENV=test");
-  }
-  if (config.RUNNER_ACK_WAIT_MS < config.RUNNER_LEASE_MS) {
-    // Redelivered before the lease lapsed, a command would only bounce off the live claim.
-    throw new ConfigError("RUNNER_ACK_WAIT_MS", "must not be shorter than RUNNER_LEASE_MS");
-  }
-  return config;
-}
+import { readRunnerConfig } from "./config";
 
 /**
  * Starts in any order: the health port first, then PostgreSQL, NATS and tool-exec are waited for (with
@@ -84,6 +41,8 @@ function readRunnerConfig() {
  */
 async function main(): Promise<void> {
   const config = readRunnerConfig();
+  const tls = loadGrpcTls(config, "agent-runner");
+  const natsAs = natsAuth(config, "agent-runner");
   const logger = createLogger("agent-runner", config.LOG_LEVEL);
   const provider = selectProvider(config);
   if (provider.name === "scripted") logger.info("no LLM endpoint configured: using the scripted demo model");
@@ -109,7 +68,7 @@ async function main(): Promise<void> {
   });
   readiness.add("postgres", postgresCheck(pool));
   // Outermost, patience: it must see the breaker's fast refusals as "nothing ran" and wait them out.
-  const toolExec = withPatience(withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR), { resetTimeoutMs: 2000 }), {
+  const toolExec = withPatience(withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR, grpcClientOptions(tls, "tool-exec")), { resetTimeoutMs: 2000 }), {
     waitMs: config.RUNNER_TOOL_RETRY_MS,
   });
   readiness.add("tool-exec", channelCheck("tool-exec", () => toolExec.state()));
@@ -128,7 +87,7 @@ async function main(): Promise<void> {
     () => health.close(),
   ]);
 
-  const nc = await connectNats(config.NATS_URL, `steward-agent-runner-${config.RUNNER_ID}`);
+  const nc = await connectNats(config.NATS_URL, `steward-agent-runner-${config.RUNNER_ID}`, natsAs);
   ncRef = nc;
   const link = watchNatsLink(nc, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));
@@ -145,7 +104,12 @@ async function main(): Promise<void> {
     signal: shutdown.signal,
   });
 
-  const relay = createOutboxRelay({ pool, nc, connectionString: config.DATABASE_URL, logger });
+  // Event copies only: commands (a re-drive's included) are the gateway's to publish (its NATS user may, this one
+  // may not), so they wait in the outbox for its relay.
+  const relay = createOutboxRelay(
+    { pool, nc, connectionString: config.DATABASE_URL, logger },
+    { subjectPrefixes: [names.allEvents.replace(/>$/, "")] },
+  );
   await relay.start();
   stopRelay = () => relay.stop();
   const reaper = createReaper(
@@ -155,13 +119,13 @@ async function main(): Promise<void> {
       redriveAfterMs: config.RUNNER_REDRIVE_AFTER_MS,
       redriveIntervalMs: config.RUNNER_REDRIVE_INTERVAL_MS,
       askWaitSeconds: config.STEWARD_TEST_ASK_WAIT_SECONDS,
+      tenantMaxRunning: config.RUNNER_TENANT_MAX_RUNNING || undefined,
     },
   );
   reaper.start();
   stopReaper = () => reaper.stop();
   const keeper = createLeaseKeeper({ pool, runnerId: config.RUNNER_ID, logger }, { leaseMs: config.RUNNER_LEASE_MS });
   leases.stop = () => keeper.stop();
-  const crashAt = config.STEWARD_TEST_CRASH_AT;
   const handle = createRunRequestedHandler(
     {
       pool,
@@ -180,9 +144,13 @@ async function main(): Promise<void> {
       },
       watchCancel: cancelWatcher(nc, names),
       publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
-      crash: crashAt ? killAt(crashAt as (typeof crashPointNames)[number]) : noCrashPoints,
+      crash: config.crashAt ? killAt(config.crashAt) : noCrashPoints,
     },
-    { leaseMs: config.RUNNER_LEASE_MS, retryBackoffMs: config.RUNNER_RETRY_BACKOFF_MS },
+    {
+      leaseMs: config.RUNNER_LEASE_MS,
+      retryBackoffMs: config.RUNNER_RETRY_BACKOFF_MS,
+      tenantMaxRunning: config.RUNNER_TENANT_MAX_RUNNING || undefined,
+    },
   );
   if (shutdown.signal.aborted) return;
   const running = await startRunConsumer({ nc, names, handle, logger, reprovision: provision }, { concurrency: config.RUNNER_CONCURRENCY });

@@ -21,7 +21,7 @@ function refusal(env: Record<string, string>, hasGenerated = false): ConfigError
 
 describe("readGatewayConfig", () => {
   it("runs in development on the generated secret, with documented defaults", () => {
-    const config = readGatewayConfig({}, () => generated);
+    const config = readGatewayConfig({ STEWARD_ENV: "development" }, () => generated);
     expect(config).toMatchObject({
       STEWARD_ENV: "development",
       STEWARD_JWT_SECRET: undefined,
@@ -31,6 +31,20 @@ describe("readGatewayConfig", () => {
       GATEWAY_KEEP_ALIVE_TIMEOUT_MS: 72_000,
       GATEWAY_MAX_REQUESTS_PER_SOCKET: 1_000,
     });
+  });
+
+  it("runs as production when STEWARD_ENV is unset: no generated secret, key material required", () => {
+    const error = refusal({}, true);
+    expect(error.message).toMatch(/^STEWARD_JWT_SECRET: or STEWARD_JWKS_URL is required when STEWARD_ENV is production/);
+  });
+
+  it("refuses a short deadline unless the test hooks are on (STEWARD_TEST_HOOKS=1 with STEWARD_ENV=test)", () => {
+    expect(refusal({ STEWARD_ENV: "test", STEWARD_JWT_SECRET: secret, STEWARD_TEST_DEADLINE_SECONDS: "3" }).message).toBe(
+      "STEWARD_TEST_DEADLINE_SECONDS: is a test-only switch and needs STEWARD_TEST_HOOKS=1",
+    );
+    expect(refusal({ STEWARD_ENV: "production", STEWARD_JWT_SECRET: secret, STEWARD_TEST_HOOKS: "1" }).variable).toBe("STEWARD_TEST_HOOKS");
+    const config = readGatewayConfig({ STEWARD_ENV: "test", STEWARD_JWT_SECRET: secret, STEWARD_TEST_HOOKS: "1", STEWARD_TEST_DEADLINE_SECONDS: "3" });
+    expect(config.STEWARD_TEST_DEADLINE_SECONDS).toBe(3);
   });
 
   it.each(["test", "staging", "production"])("refuses to start without key material when STEWARD_ENV=%s", (stewardEnv) => {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { ConfigError, commonConfig, env, readConfig } from "@steward/platform";
+import { ConfigError, commonConfig, env, grpcTlsConfig, natsAuthConfig, readConfig, testHooks, testHooksConfig } from "@steward/platform";
 
 /** The SSE keep-alive comment interval (ms); an idle-socket timeout must leave room for it. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
@@ -17,6 +17,18 @@ export const gatewayConfigSpec = {
   GATEWAY_KEEP_ALIVE_TIMEOUT_MS: env.int(1_000, 600_000, 72_000),
   /** Requests served on one keep-alive connection before it is closed. */
   GATEWAY_MAX_REQUESTS_PER_SOCKET: env.int(1, 1_000_000, 1_000),
+  /** Rate limits (shared by every gateway replica through PostgreSQL): the length of a window, in seconds. */
+  GATEWAY_RATE_LIMIT_WINDOW_SECONDS: env.int(1, 3_600, 60),
+  /** Requests one user may make per window, any route. */
+  GATEWAY_RATE_LIMIT_PER_USER: env.int(1, 1_000_000_000, 6_000),
+  /** Requests one tenant (all its users) may make per window, any route. */
+  GATEWAY_RATE_LIMIT_PER_TENANT: env.int(1, 1_000_000_000, 30_000),
+  /** Runs one user may create per window. */
+  GATEWAY_RATE_LIMIT_RUNS_PER_USER: env.int(1, 1_000_000_000, 600),
+  /** Runs one tenant may create per window. */
+  GATEWAY_RATE_LIMIT_RUNS_PER_TENANT: env.int(1, 1_000_000_000, 3_000),
+  /** Requests without valid credentials one client address (IPv6: its /64) may make per window. */
+  GATEWAY_RATE_LIMIT_PER_ADDRESS: env.int(1, 1_000_000_000, 600),
   POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
   STEWARD_JWT_SECRET: env.secret(32),
   STEWARD_JWKS_URL: env.optionalUrl(["https", "http"]),
@@ -25,6 +37,10 @@ export const gatewayConfigSpec = {
   /** Longest accepted token lifetime, `exp - iat` (or `exp - now` without `iat`), in seconds. */
   STEWARD_JWT_MAX_TTL: env.int(60, 30 * 86_400, 86_400),
   STEWARD_HOME: env.string(join(process.cwd(), ".steward")),
+  ...testHooksConfig,
+  ...grpcTlsConfig,
+  ...natsAuthConfig,
+  /** Test hook (STEWARD_TEST_HOOKS=1): a run deadline shorter than SPEC's 180 s. */
   STEWARD_TEST_DEADLINE_SECONDS: env.int(1, 180, 180),
 };
 
@@ -46,9 +62,7 @@ export function readGatewayConfig(
 ): GatewayConfig {
   const config = parseSpec(source);
   const where = `when STEWARD_ENV is ${config.STEWARD_ENV}`;
-  if (config.STEWARD_TEST_DEADLINE_SECONDS !== 180 && config.STEWARD_ENV !== "test") {
-    throw new ConfigError("STEWARD_TEST_DEADLINE_SECONDS", "may only shorten the deadline when STEWARD_ENV=test");
-  }
+  testHooks(config, source, ["STEWARD_TEST_DEADLINE_SECONDS"]);
   if (config.STEWARD_ENV !== "development") {
     if (!config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
       throw new ConfigError(

@@ -7,7 +7,10 @@ import {
   createLogger,
   createPool,
   createReadiness,
+  grpcClientOptions,
   linkCheck,
+  loadGrpcTls,
+  natsAuth,
   onShutdown,
   postgresCheck,
   provisionTopology,
@@ -27,6 +30,7 @@ import { developmentSecret, existingDevelopmentSecret } from "./dev-secret";
 import { devSecretPath, readGatewayConfig } from "./config";
 import { createDeferredRunFeed } from "./adapters/nats/run-feed";
 import { createBusProbe } from "./adapters/nats/platform-probe";
+import { createRateLimits } from "./adapters/http/rate-limit/compose";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -34,6 +38,8 @@ import { createBusProbe } from "./adapters/nats/platform-probe";
  */
 async function main(): Promise<void> {
   const config = readGatewayConfig(process.env, (home) => existingDevelopmentSecret(devSecretPath(home)));
+  const tls = loadGrpcTls(config, "gateway");
+  const natsAs = natsAuth(config, "gateway");
   const logger = createLogger("gateway", config.LOG_LEVEL);
   const names = busNames(config.STEWARD_NATS_NAMESPACE);
   const instance = `gateway-${randomUUID().slice(0, 8)}`;
@@ -42,8 +48,9 @@ async function main(): Promise<void> {
     max: config.PG_POOL_MAX,
     onError: (err) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost"),
   });
-  const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
-  const policyAdmin = createPolicyAdminApi(config.POLICY_ADDR);
+  const toPolicy = grpcClientOptions(tls, "policy");
+  const pdp = createPolicyDecisionApi(config.POLICY_ADDR, toPolicy);
+  const policyAdmin = createPolicyAdminApi(config.POLICY_ADDR, toPolicy);
   const readiness = createReadiness();
   readiness.add("postgres", postgresCheck(pool));
   readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
@@ -59,6 +66,14 @@ async function main(): Promise<void> {
     maxTtlSeconds: config.STEWARD_JWT_MAX_TTL,
   });
   const authorize = createAuthorizer({ pdp, logger });
+  const rateLimits = createRateLimits(pool, logger, {
+    windowSeconds: config.GATEWAY_RATE_LIMIT_WINDOW_SECONDS,
+    perUser: config.GATEWAY_RATE_LIMIT_PER_USER,
+    perTenant: config.GATEWAY_RATE_LIMIT_PER_TENANT,
+    runsPerUser: config.GATEWAY_RATE_LIMIT_RUNS_PER_USER,
+    runsPerTenant: config.GATEWAY_RATE_LIMIT_RUNS_PER_TENANT,
+    perAddress: config.GATEWAY_RATE_LIMIT_PER_ADDRESS,
+  });
   const app = buildApp({
     logger,
     http: {
@@ -67,6 +82,7 @@ async function main(): Promise<void> {
       keepAliveTimeoutMs: config.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
       maxRequestsPerSocket: config.GATEWAY_MAX_REQUESTS_PER_SOCKET,
     },
+    rateLimits: rateLimits.deps,
     pool,
     authenticate,
     authorize,
@@ -78,7 +94,7 @@ async function main(): Promise<void> {
     platformStatus: createPlatformStatus({
       gateway: () => readiness.report(),
       backlog: () => readBacklog(pool),
-      bus: createBusProbe(() => nc, names),
+      bus: createBusProbe(() => nc, names, { inboxPrefix: natsAs.inboxPrefix }),
     }),
   });
   const address = await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
@@ -90,6 +106,7 @@ async function main(): Promise<void> {
   onShutdown(logger, [
     async () => stopping.abort(),
     async () => stopPings?.(),
+    async () => rateLimits.stop(),
     () => app.close(),
     async () => stopRelay?.(),
     async () => nc?.drain(),
@@ -98,7 +115,7 @@ async function main(): Promise<void> {
     () => pool.end(),
   ]);
 
-  const conn = await connectNats(config.NATS_URL, "steward-gateway");
+  const conn = await connectNats(config.NATS_URL, "steward-gateway", natsAs);
   nc = conn;
   const link = watchNatsLink(conn, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));

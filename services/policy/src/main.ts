@@ -9,13 +9,20 @@ import {
   createPool,
   createReadiness,
   env,
+  grpcServerCredentials,
+  grpcTlsConfig,
   healthConfig,
   linkCheck,
+  loadGrpcTls,
+  natsAuth,
+  natsAuthConfig,
   onShutdown,
   postgresCheck,
   readConfig,
   serveHealth,
   shutdownGrpc,
+  testHooks,
+  testHooksConfig,
   watchNatsLink,
   type NatsConnection,
 } from "@steward/platform";
@@ -33,11 +40,18 @@ async function main(): Promise<void> {
     STEWARD_NATS_NAMESPACE: commonConfig.STEWARD_NATS_NAMESPACE,
     LOG_LEVEL: commonConfig.LOG_LEVEL,
     PG_POOL_MAX: commonConfig.PG_POOL_MAX,
+    STEWARD_ENV: commonConfig.STEWARD_ENV,
+    ...testHooksConfig,
+    ...grpcTlsConfig,
+    ...natsAuthConfig,
     ...healthConfig(8083),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
     STEWARD_POLICY_DIR: env.string(defaultPolicyDir),
     POLICY_CACHE_TENANTS: env.int(1, 1_000_000, 1000),
   });
+  testHooks(config, process.env); // the policy service has none, but refuses the switch where it is refused
+  const tls = loadGrpcTls(config, "policy");
+  const natsAs = natsAuth(config, "policy");
   const logger = createLogger("policy", config.LOG_LEVEL);
   const instance = `policy-${randomUUID().slice(0, 8)}`;
   const readiness = createReadiness();
@@ -55,7 +69,7 @@ async function main(): Promise<void> {
     { pool, activations, policyDir: config.STEWARD_POLICY_DIR, logger },
     { cacheTenants: config.POLICY_CACHE_TENANTS },
   );
-  const port = await bindGrpc(service.server, config.POLICY_ADDR);
+  const port = await bindGrpc(service.server, config.POLICY_ADDR, grpcServerCredentials(tls));
   const host = config.POLICY_ADDR.slice(0, config.POLICY_ADDR.lastIndexOf(":"));
   logger.info({ addr: `${host}:${port}`, health: health.url }, "listening");
 
@@ -70,7 +84,7 @@ async function main(): Promise<void> {
     () => pool.end(),
     () => health.close(),
   ]);
-  nc = await connectNats(config.NATS_URL, "steward-policy");
+  nc = await connectNats(config.NATS_URL, "steward-policy", natsAs);
   const link = watchNatsLink(nc, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));
   nats.done();

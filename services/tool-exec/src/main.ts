@@ -1,17 +1,41 @@
-import { bindGrpc, channelCheck, commonConfig, createLogger, createPool, createReadiness, env, healthConfig, onShutdown, postgresCheck, readConfig, retryUntilUp, serveHealth, shutdownGrpc } from "@steward/platform";
+import {
+  bindGrpc,
+  channelCheck,
+  commonConfig,
+  createLogger,
+  createPool,
+  createReadiness,
+  env,
+  grpcClientOptions,
+  grpcServerCredentials,
+  grpcTlsConfig,
+  healthConfig,
+  loadGrpcTls,
+  onShutdown,
+  postgresCheck,
+  readConfig,
+  retryUntilUp,
+  serveHealth,
+  shutdownGrpc,
+  testHooks,
+  testHooksConfig,
+} from "@steward/platform";
 import { createPolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "./domain/registry";
 import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
 import { testTools } from "./adapters/tools/test-tools";
 import { datasetTools } from "./adapters/tools/dataset-tools";
 import { saveNoteTool } from "./adapters/tools/save-note";
-import { createDatasetReader } from "./adapters/tools/dataset/reader";
-import { defaultDatasetUrl } from "./adapters/tools/dataset/default-url";
+import { parseDatasets } from "./adapters/tools/dataset/catalog";
+import { createDatasetReaders } from "./adapters/tools/dataset/readers";
+import { createPgDatasetAccess } from "./adapters/tools/dataset/access";
 import { parseMcpServers } from "./adapters/mcp/config";
 import { mountMcpServers } from "./adapters/mcp/mount";
 import { createPgIdempotencyStore } from "./adapters/pg/idempotency-store";
 import { createDeferredToolExecServer } from "./adapters/grpc/server";
 import { createInvokeHandler } from "./app/invoke-tool";
+import { requireRunOwner } from "./app/run-owner";
+import { createPgRunOwners } from "./adapters/pg/run-owners";
 
 /**
  * Binds its port at once and answers UNAVAILABLE until its tools are ready (PostgreSQL reached, MCP servers
@@ -23,36 +47,41 @@ async function main(): Promise<void> {
     LOG_LEVEL: commonConfig.LOG_LEVEL,
     PG_POOL_MAX: commonConfig.PG_POOL_MAX,
     STEWARD_ENV: commonConfig.STEWARD_ENV,
+    ...testHooksConfig,
+    ...grpcTlsConfig,
     ...healthConfig(8082),
     TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
     POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
-    DATASET_URL: env.optional(),
-    DATASET_NAME: env.string("demo"),
-    DATASET_SCHEMA: env.string("demo_data"),
+    // The datasets tool-exec can read, by name (docs/datasets.md); or one, by the three variables after it.
+    DATASETS: env.optional(),
+    DATASET_URL: env.optionalUrl(["postgres", "postgresql"]),
+    DATASET_NAME: env.optional(),
+    DATASET_SCHEMA: env.optional(),
     DATASET_ROW_LIMIT: env.int(1, 100_000, 200),
     DATASET_STATEMENT_TIMEOUT_MS: env.int(10, 600_000, 5000),
     MCP_SERVERS: env.optional(),
   });
+  // The test tools are a test hook: STEWARD_TEST_HOOKS=1 with STEWARD_ENV=test, never STEWARD_ENV=test alone.
+  const hooks = testHooks(config, process.env);
+  const tls = loadGrpcTls(config, "tool-exec");
   const mcpServers = parseMcpServers(config.MCP_SERVERS);
-  // By default the data tools read the datasets database beside the application's, as steward_reader.
-  const datasetUrl = config.DATASET_URL ?? defaultDatasetUrl(config.DATABASE_URL);
+  // Where each dataset lives; which tenant may use it is the tenant's grant. By default one dataset, "demo", in
+  // the datasets database beside the application's, read as steward_reader.
+  const datasets = parseDatasets(config, config.DATABASE_URL);
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
   const readiness = createReadiness();
   const starting = readiness.pending("start", "waiting for PostgreSQL and the tools");
   const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT });
   const onError = (err: Error) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost");
-  const dataset = createDatasetReader(datasetUrl, config.DATASET_SCHEMA, {
-    rowLimit: config.DATASET_ROW_LIMIT,
-    timeoutMs: config.DATASET_STATEMENT_TIMEOUT_MS,
-  });
+  const dataset = createDatasetReaders(datasets, { rowLimit: config.DATASET_ROW_LIMIT, timeoutMs: config.DATASET_STATEMENT_TIMEOUT_MS });
   const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX, onError });
   // The idempotency locks get their own pool: a held lock must never wait for a client a tool needs.
   const lockPool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec-locks", max: config.PG_POOL_MAX, onError });
   readiness.add("postgres", postgresCheck(pool));
-  const pdp = createPolicyDecisionApi(config.POLICY_ADDR);
+  const pdp = createPolicyDecisionApi(config.POLICY_ADDR, grpcClientOptions(tls, "policy"));
   readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
-  const deferred = createDeferredToolExecServer();
-  const port = await bindGrpc(deferred.server, config.TOOL_EXEC_ADDR);
+  const deferred = createDeferredToolExecServer(logger);
+  const port = await bindGrpc(deferred.server, config.TOOL_EXEC_ADDR, grpcServerCredentials(tls));
   const host = config.TOOL_EXEC_ADDR.slice(0, config.TOOL_EXEC_ADDR.lastIndexOf(":"));
   logger.info({ addr: `${host}:${port}`, health: health.url }, "listening");
   const stopping = new AbortController();
@@ -70,12 +99,13 @@ async function main(): Promise<void> {
 
   const mcp = await mountMcpServers(mcpServers, logger);
   closeMcp = () => mcp.close();
-  const extra = config.STEWARD_ENV === "test" ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
-  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), ...datasetTools(dataset, config.DATASET_NAME), ...mcp.tools, ...extra]);
-  const invoke = createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger });
+  const extra = hooks ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
+  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool), readers: dataset }), ...mcp.tools, ...extra]);
+  // A call must name a run of its tenant and user before the PDP is even asked (SPEC §10).
+  const invoke = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
   deferred.attach({ registry, invoke, logger });
   starting.done();
-  logger.info({ tools: registry.list().map((t) => t.name) }, "ready");
+  logger.info({ tools: registry.list().map((t) => t.name), datasets: datasets.map((d) => d.name) }, "ready");
 }
 
 main().catch((err) => {

@@ -171,14 +171,21 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       NATS_URL: natsNames.map((n) => `nats://${n}:4222`).join(","),
       STEWARD_NATS_REPLICAS: String(natsNodes),
       STEWARD_ENV: "test",
-      STEWARD_JWT_SECRET: secret,
-      LLM_BASE_URL: `http://model:${MODEL_PORT}/v1`,
-      LLM_API_KEY: "sk-test",
-      LLM_MODEL: "fake-model",
+      STEWARD_TEST_HOOKS: "1", // the test tools (test_counter)
       POLICY_ADDR: "policy:50052",
       TOOL_EXEC_ADDR: "tool-exec:50051",
       LOG_LEVEL: "info",
       ...options.env,
+    };
+
+    // Each secret only where it is used (SPEC §10): the JWT secret in the gateway, the model's key in the runners.
+    const gatewayOnly: Record<string, string> = { STEWARD_JWT_SECRET: secret };
+    const runnerOnly: Record<string, string> = {
+      LLM_BASE_URL: `http://model:${MODEL_PORT}/v1`,
+      LLM_API_KEY: "sk-test",
+      LLM_MODEL: "fake-model",
+      // The scenarios keep 30+ runs of one tenant in flight: fair share must leave room for all of them.
+      RUNNER_TENANT_MAX_RUNNING: "1000",
     };
 
     // Migrations first, once, as compose's `prepare` service does.
@@ -210,8 +217,8 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     await Promise.all([
       startService("policy", { POLICY_ADDR: "0.0.0.0:50052" }, HEALTH.policy),
       startService("tool-exec", { TOOL_EXEC_ADDR: "0.0.0.0:50051" }, HEALTH["tool-exec"]),
-      ...runnerNames.map((name) => startService(name, { RUNNER_ID: name }, HEALTH.runner)),
-      startService("gateway", { GATEWAY_PORT: String(HEALTH.gateway) }, HEALTH.gateway),
+      ...runnerNames.map((name) => startService(name, { ...runnerOnly, RUNNER_ID: name }, HEALTH.runner)),
+      startService("gateway", { ...gatewayOnly, GATEWAY_PORT: String(HEALTH.gateway) }, HEALTH.gateway),
     ]);
 
     const pool = new pg.Pool({ connectionString: postgres.getConnectionUri(), max: 4 });

@@ -118,6 +118,7 @@ export async function startFaultPlatform(cluster: FaultCluster, options: FaultPl
     DATABASE_URL: db.url,
     NATS_URL: cluster.servicesNatsUrl,
     STEWARD_ENV: "test",
+    STEWARD_TEST_HOOKS: "1", // the test tools (test_counter)
     STEWARD_NATS_NAMESPACE: namespace,
     STEWARD_JWT_SECRET: secret,
     LOG_LEVEL: "info",
@@ -126,6 +127,8 @@ export async function startFaultPlatform(cluster: FaultCluster, options: FaultPl
     POLICY_ADDR: policyAddr,
     TOOL_EXEC_ADDR: toolExecAddr,
     GATEWAY_PORT: String(gatewayPort),
+    // The faults hit 30+ runs of one tenant in flight: fair share must leave room for all of them.
+    RUNNER_TENANT_MAX_RUNNING: "1000",
     ...options.env,
   };
   const processes: ServiceProcess[] = [];

@@ -2,16 +2,20 @@ import * as grpc from "@grpc/grpc-js";
 
 /**
  * A gRPC server that refuses to share its port: grpc-js enables SO_REUSEPORT by default, which would let a
- * second copy of a service start on a busy port and silently split the traffic.
+ * second copy of a service start on a busy port and silently split the traffic. `interceptors` run around
+ * every call (who may call what: `allowPeers`).
  */
-export function createGrpcServer(): grpc.Server {
-  return new grpc.Server({ "grpc.so_reuseport": 0 });
+export function createGrpcServer(options: { interceptors?: grpc.ServerInterceptor[] } = {}): grpc.Server {
+  return new grpc.Server({ "grpc.so_reuseport": 0, interceptors: options.interceptors ?? [] });
 }
 
-/** Binds a gRPC server to `host:port` (port 0 picks a free one) and resolves with the bound port. */
-export function bindGrpc(server: grpc.Server, address: string): Promise<number> {
+/**
+ * Binds a gRPC server to `host:port` (port 0 picks a free one) and resolves with the bound port. Without
+ * `credentials` (grpcServerCredentials), no TLS: development and test only.
+ */
+export function bindGrpc(server: grpc.Server, address: string, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(address, credentials, (err, port) => {
       if (err) reject(err);
       else resolve(port);
     });

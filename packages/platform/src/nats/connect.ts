@@ -5,6 +5,11 @@ export type { NatsConnection };
 export interface NatsConnectOptions {
   /** Longest wait between two reconnect attempts, in ms. Default 2000. */
   maxReconnectDelayMs?: number;
+  /** This service's NATS user and password (natsAuth); default: those of the first URL, if any. */
+  user?: string;
+  pass?: string;
+  /** Where replies to this connection's requests arrive (its user may subscribe there only). Default `_INBOX`. */
+  inboxPrefix?: string;
 }
 
 /**
@@ -21,8 +26,9 @@ export async function connectNats(url: string, name: string, options: NatsConnec
   let attempt = 0;
   const nc = await connect({
     servers: seeds.map((s) => `${s.hostname}:${s.port || "4222"}`),
-    user: first.username ? decodeURIComponent(first.username) : undefined,
-    pass: first.password ? decodeURIComponent(first.password) : undefined,
+    user: options.user ?? (first.username ? decodeURIComponent(first.username) : undefined),
+    pass: options.pass ?? (first.password ? decodeURIComponent(first.password) : undefined),
+    ...(options.inboxPrefix ? { inboxPrefix: options.inboxPrefix } : {}),
     tls: first.protocol === "tls:" ? {} : undefined,
     name,
     waitOnFirstConnect: true,

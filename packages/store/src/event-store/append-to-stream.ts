@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { PoolClient } from "pg";
 import { ConcurrencyError } from "@steward/platform";
 import type { RunEvent, StoredRunEvent } from "@steward/contract";
+import { assertEventsFit } from "./event-size";
 
 export interface AppendOptions {
   readonly streamId: string;
@@ -17,10 +18,12 @@ const UNIQUE_VIOLATION = "23505";
 /**
  * Appends events to a stream inside the caller's transaction. One statement: the insert happens only when
  * the stream's current version equals the expected one, and the unique (stream_id, version) constraint
- * catches a concurrent appender that passed the same check.
+ * catches a concurrent appender that passed the same check. An event over the size limit writes nothing
+ * (EventTooLargeError).
  */
 export async function appendToStream(client: PoolClient, options: AppendOptions): Promise<StoredRunEvent[]> {
   const { streamId, tenantId, expectedVersion, events } = options;
+  assertEventsFit(streamId, events);
   const ids = events.map(() => randomUUID());
   const metadata = options.traceparent ? { traceparent: options.traceparent } : {};
   let rows: Array<{ version: number; recorded_at: string }>;

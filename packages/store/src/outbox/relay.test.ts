@@ -15,6 +15,8 @@ import { createOutboxRelay, type OutboxRelay } from "./relay";
 import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 import { readSubject } from "../../../../test/support/bus";
+import { startTcpProxy } from "../../../../test/support/faults/tcp-proxy";
+import { readBacklog } from "../status/backlog";
 
 jest.setTimeout(120_000);
 
@@ -33,13 +35,14 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
   const cleanups: Array<() => Promise<unknown>> = [];
 
   /** A stream of its own with a 2-minute duplicate window, plus a core subscription that sees every publish. */
-  async function scenario(label: string) {
+  async function scenario(label: string, maxMsgSize = -1) {
     const stream = `${namespace.toUpperCase()}_${label.toUpperCase()}`;
     const prefix = `${namespace}.${label}`;
     await ensureStream(jsm, {
       name: stream,
       subjects: [`${prefix}.>`],
       duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
+      max_msg_size: maxMsgSize,
     });
     streams.push(stream);
     // Core NATS subscribers receive every publish, including a second one JetStream drops as a duplicate.
@@ -79,8 +82,8 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     return rows[0].n;
   }
 
-  function relay(relayPool: Pool, relayNc: NatsConnection, batchSize = 256): OutboxRelay {
-    const r = createOutboxRelay({ pool: relayPool, nc: relayNc, connectionString: db.url, logger }, { ...NO_SWEEP, batchSize });
+  function relay(relayPool: Pool, relayNc: NatsConnection, batchSize = 256, retry: { maxAttempts?: number; retryBaseMs?: number } = {}): OutboxRelay {
+    const r = createOutboxRelay({ pool: relayPool, nc: relayNc, connectionString: db.url, logger }, { ...NO_SWEEP, batchSize, ...retry });
     cleanups.push(() => r.stop());
     return r;
   }
@@ -230,5 +233,109 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     expect(new Set(storedIds)).toEqual(new Set([...batch1, ...batch2].map((r) => r.msgId)));
 
     await relay2.stop();
+  });
+
+  /** Rows in order, each `{ i }` unless `payloadOf` says otherwise; written in one transaction. */
+  async function enqueueShaped(prefix: string, n: number, payloadOf: (i: number) => unknown = (i) => ({ i })): Promise<OutboxMessage[]> {
+    const all: OutboxMessage[] = Array.from({ length: n }, (_, i) => ({
+      subject: `${prefix}.m`,
+      msgId: randomUUID(),
+      payload: payloadOf(i),
+      headers: { "Steward-Index": String(i) },
+    }));
+    await inTransaction(pool, (client) => enqueueOutbox(client, all));
+    return all;
+  }
+
+  async function outboxRows(msgIds: readonly string[]) {
+    const { rows } = await pool.query<{ msg_id: string; published: boolean; set_aside: boolean; attempts: number; last_error: string | null }>(
+      `SELECT msg_id, published_at IS NOT NULL AS published, set_aside_at IS NOT NULL AS set_aside, attempts, last_error
+         FROM outbox WHERE msg_id = ANY($1::text[]) ORDER BY id`,
+      [msgIds],
+    );
+    return rows;
+  }
+
+  it("a message NATS refuses never blocks the ones behind it: they go at once, it is set aside after bounded attempts", async () => {
+    // The stream takes messages up to 4 KiB; the server takes payloads up to its max_payload (1 MiB by default).
+    const s = await scenario("poison", 4096);
+    const own = await extraConnections("steward-relay-poison");
+    const r = relay(own.pool, own.nc, 256, { maxAttempts: 3, retryBaseMs: 50 });
+    const maxPayload = own.nc.info!.max_payload;
+    const TOO_BIG_FOR_STREAM = 3;
+    const TOO_BIG_FOR_SERVER = 7;
+    const rows = await enqueueShaped(s.prefix, 10, (i) =>
+      i === TOO_BIG_FOR_STREAM ? { i, blob: "s".repeat(8 * 1024) } : i === TOO_BIG_FOR_SERVER ? { i, blob: "n".repeat(maxPayload + 1024) } : { i },
+    );
+    const ids = rows.map((m) => m.msgId);
+    const good = ids.filter((_, i) => i !== TOO_BIG_FOR_STREAM && i !== TOO_BIG_FOR_SERVER);
+
+    // One drain: every good row is on the stream, in order, the two refused rows among them notwithstanding.
+    expect(await r.drain()).toBe(8);
+    const stored = await readSubject(nc, s.stream, `${s.prefix}.>`, 20);
+    expect(stored.map((m) => m.headers["Nats-Msg-Id"])).toEqual(good);
+    let state = await outboxRows(ids);
+    expect(state.filter((x) => x.published).map((x) => x.msg_id)).toEqual(good);
+    expect(state[TOO_BIG_FOR_STREAM]).toMatchObject({ published: false, set_aside: false, attempts: 1 });
+    expect(state[TOO_BIG_FOR_SERVER]).toMatchObject({ published: false, set_aside: false, attempts: 1 });
+
+    // Tried again after the backoff, a bounded number of times, then set aside with the reason.
+    state = await waitFor(
+      async () => {
+        await r.drain();
+        const now = await outboxRows(ids);
+        return now.filter((x) => x.set_aside).length === 2 ? now : undefined;
+      },
+      { timeoutMs: 20_000, what: "both refused rows to be set aside" },
+    );
+    expect(state[TOO_BIG_FOR_STREAM]).toMatchObject({ published: false, set_aside: true, attempts: 3 });
+    expect(state[TOO_BIG_FOR_STREAM].last_error).toMatch(/^JetStream refused it \(400, err_code \d+\): .*message size/i);
+    expect(state[TOO_BIG_FOR_SERVER]).toMatchObject({ published: false, set_aside: true, attempts: 3 });
+    expect(state[TOO_BIG_FOR_SERVER].last_error).toMatch(/^the NATS client refused it: .*max_payload/);
+    // Set aside means never sent again, and counted in the status; the backlog itself is empty.
+    expect(await r.drain()).toBe(0);
+    expect(await s.messages()).toBe(8);
+    expect(await readBacklog(pool)).toMatchObject({ outboxBacklog: 0, outboxSetAside: 2 });
+
+    // Behind the set-aside rows, new rows go as usual.
+    const later = await enqueueShaped(s.prefix, 3, (i) => ({ later: i }));
+    expect(await r.drain()).toBe(3);
+    expect(await s.messages()).toBe(11);
+    expect((await outboxRows(later.map((m) => m.msgId))).every((x) => x.published)).toBe(true);
+    await r.stop();
+  });
+
+  it("while NATS is unreachable nothing is counted or set aside; once it is back every row goes, in order", async () => {
+    const s = await scenario("outage");
+    const proxy = await startTcpProxy({ port: Number(new URL(natsUrl).port || 4222) });
+    cleanups.push(() => proxy.close());
+    const viaProxy = await connectNats(`nats://127.0.0.1:${proxy.port}`, "steward-relay-outage");
+    const p = createPool(db.url, { max: 4 });
+    cleanups.push(
+      async () => viaProxy.close(),
+      async () => p.end(),
+    );
+    const r = relay(p, viaProxy, 256, { maxAttempts: 2, retryBaseMs: 50 });
+
+    proxy.cut("refuse");
+    const rows = await enqueueShaped(s.prefix, 20);
+    const ids = rows.map((m) => m.msgId);
+    // More failed drains than the refused-message budget: an outage must not spend it.
+    for (let attempt = 0; attempt < 3; attempt++) await expect(r.drain()).rejects.toBeDefined();
+    const during = await outboxRows(ids);
+    expect(during.every((x) => !x.published && !x.set_aside && x.attempts === 0 && x.last_error === null)).toBe(true);
+    expect(await s.messages()).toBe(0);
+
+    proxy.restore();
+    await waitFor(
+      async () => {
+        await r.drain().catch(() => undefined);
+        return (await outboxRows(ids)).every((x) => x.published) ? true : undefined;
+      },
+      { timeoutMs: 30_000, what: "every row published once NATS is back" },
+    );
+    const stored = await readSubject(nc, s.stream, `${s.prefix}.>`, 100);
+    expect(stored.map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
+    await r.stop();
   });
 });

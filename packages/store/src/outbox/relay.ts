@@ -1,7 +1,9 @@
 import pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
-import type { Logger } from "@steward/platform";
+import { isQueryTimeout, releaseClient, type Logger } from "@steward/platform";
+import { classifyPublishError } from "./publish-failure";
+import { settleBatch, type RefusedRow } from "./settle-batch";
 
 export interface OutboxRelayOptions {
   /** Rows claimed per transaction. Default 256. */
@@ -10,6 +12,15 @@ export interface OutboxRelayOptions {
   sweepMs?: number;
   /** Published rows older than this are deleted by the sweep, in ms. Default 1 day. */
   retainPublishedMs?: number;
+  /** Attempts after which a message NATS refuses is set aside (kept, with its reason, never sent). Default 5. */
+  maxAttempts?: number;
+  /** Pause before a refused message is tried again, in ms; doubles per attempt up to 30 s. Default 1000. */
+  retryBaseMs?: number;
+  /**
+   * Only rows whose subject starts with one of these are this relay's to publish (a runner's NATS user may
+   * publish event copies, never commands: those wait for the gateway's relay). Default: every row.
+   */
+  subjectPrefixes?: readonly string[];
 }
 
 export interface OutboxRelay {
@@ -20,18 +31,31 @@ export interface OutboxRelay {
 }
 
 interface OutboxRow {
-  id: number;
+  id: string;
   subject: string;
   msg_id: string;
   payload: string;
   headers: Record<string, string>;
+  attempts: number;
 }
+
+/** A refused row counted: due again later, or set aside for good at its last attempt. */
+const RECORD_REFUSED = `
+UPDATE outbox o
+   SET attempts = r.attempts,
+       last_error = r.reason,
+       retry_at = CASE WHEN r.set_aside THEN NULL ELSE clock_timestamp() + make_interval(secs => r.retry_ms / 1000.0) END,
+       set_aside_at = CASE WHEN r.set_aside THEN clock_timestamp() END
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bool[], $5::int[]) AS r(id, attempts, reason, set_aside, retry_ms)
+ WHERE o.id = r.id`;
 
 /**
  * Publishes outbox rows to JetStream. Woken by LISTEN/NOTIFY; several relays (the gateway's, each runner's)
  * take turns under one advisory lock, so rows reach the stream in id order and each run's events in their
  * order; each publish carries `Nats-Msg-Id` so that a row published again after a crash (published, then
- * died before commit) is dropped by JetStream's duplicate window.
+ * died before commit) is dropped by JetStream's duplicate window. A message NATS refuses (too large, no
+ * stream for its subject) is retried a few times with a backoff and then set aside with its reason; the rows
+ * behind it go on. The bus being away stops a batch at the first failure, so everything waits in order.
  */
 export function createOutboxRelay(
   deps: { pool: pg.Pool; nc: NatsConnection; connectionString: string; logger: Logger },
@@ -40,6 +64,7 @@ export function createOutboxRelay(
   const batchSize = options.batchSize ?? 256;
   const sweepMs = options.sweepMs ?? 5000;
   const retainMs = options.retainPublishedMs ?? 24 * 3600 * 1000;
+  const retry = { maxAttempts: options.maxAttempts ?? 5, retryBaseMs: options.retryBaseMs ?? 1000, retryMaxMs: 30_000 };
   const js: JetStreamClient = jetstream(deps.nc);
   let listener: pg.Client | null = null;
   let sweepTimer: NodeJS.Timeout | null = null;
@@ -47,8 +72,26 @@ export function createOutboxRelay(
   let again = false;
   let stopped = false;
 
-  async function publishBatch(): Promise<number> {
+  async function publishRow(row: OutboxRow) {
+    const h = natsHeaders();
+    for (const [k, v] of Object.entries(row.headers)) h.set(k, v);
+    return js.publish(row.subject, row.payload, { msgID: row.msg_id, headers: h });
+  }
+
+  function reportRefused(row: RefusedRow): void {
+    const fields = { outbox_id: row.id, subject: row.subject, attempts: row.attempts, reason: row.reason };
+    if (row.setAside) deps.logger.error(fields, "outbox message set aside: NATS refused it; the messages behind it go on");
+    else deps.logger.warn(fields, "NATS refused an outbox message; it will be tried again");
+  }
+
+  /** One batch: `claimed` rows were looked at, `published` of them went onto the stream. */
+  async function publishBatch(): Promise<{ claimed: number; published: number }> {
     const client = await deps.pool.connect();
+    let failure: unknown;
+    let outage: { error: unknown } | null = null;
+    let refused: RefusedRow[] = [];
+    let claimed = 0;
+    let published = 0;
     try {
       await client.query("BEGIN");
       // A relay that lost its network while holding the lock would otherwise hold it, idle in its
@@ -58,40 +101,56 @@ export function createOutboxRelay(
       // One relay publishes at a time (the others wait their turn): two relays publishing disjoint batches
       // at once could put a run's later event on the stream before its earlier one.
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended('steward.outbox.relay', 0))");
+      // A refused row waiting for its next attempt does not hold back the rows behind it.
       const { rows } = await client.query<OutboxRow>(
-        `SELECT id, subject, msg_id, payload, headers FROM outbox
-          WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE`,
-        [batchSize],
+        `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox
+          WHERE published_at IS NULL AND set_aside_at IS NULL AND (retry_at IS NULL OR retry_at <= clock_timestamp())
+            AND ($2::text[] IS NULL OR EXISTS (SELECT FROM unnest($2::text[]) AS p(prefix) WHERE starts_with(subject, p.prefix)))
+          ORDER BY id LIMIT $1 FOR UPDATE`,
+        [batchSize, options.subjectPrefixes ?? null],
       );
+      claimed = rows.length;
       if (rows.length > 0) {
         // Sent in row order on one connection, so JetStream stores them in that order.
-        await Promise.all(
-          rows.map((row) => {
-            const h = natsHeaders();
-            for (const [k, v] of Object.entries(row.headers)) h.set(k, v);
-            return js.publish(row.subject, row.payload, { msgID: row.msg_id, headers: h });
+        const results = await Promise.allSettled(rows.map(publishRow));
+        const settled = settleBatch(
+          rows.map((row, i) => {
+            const r = results[i];
+            return { id: Number(row.id), subject: row.subject, attempts: row.attempts, failure: r.status === "rejected" ? classifyPublishError(r.reason) : null };
           }),
+          retry,
         );
-        await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])", [
-          rows.map((r) => r.id),
-        ]);
+        if (settled.published.length > 0) {
+          await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])", [settled.published]);
+        }
+        refused = settled.refused;
+        if (refused.length > 0) {
+          const r = refused;
+          await client.query(RECORD_REFUSED, [r.map((x) => x.id), r.map((x) => x.attempts), r.map((x) => x.reason), r.map((x) => x.setAside), r.map((x) => x.retryInMs)]);
+        }
+        published = settled.published.length;
+        if (settled.untouched > 0) outage = { error: (results[rows.length - settled.untouched] as PromiseRejectedResult).reason };
       }
       await client.query("COMMIT");
-      return rows.length;
     } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
+      failure = err;
+      if (!isQueryTimeout(err)) await client.query("ROLLBACK").catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      releaseClient(client, failure);
     }
+    refused.forEach(reportRefused);
+    // What went before the outage is committed; the rest waits, in order, for the bus to come back.
+    if (outage) throw outage.error;
+    return { claimed, published };
   }
 
   async function drainAll(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await publishBatch();
-      total += n;
-      if (n < batchSize) return total;
+      const { claimed, published } = await publishBatch();
+      total += published;
+      if (claimed < batchSize) return total;
     }
   }
 

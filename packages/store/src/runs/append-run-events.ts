@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError } from "@steward/platform";
+import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
 import { RUN_COLUMNS, RUN_UPSERT, runRowParams, runRowValues } from "./project-run";
 
@@ -77,9 +78,11 @@ SELECT event_id, version, recorded_at FROM ins ORDER BY version`;
 
 /**
  * The one write path of a run: append the events with optimistic concurrency on the state's version, put
- * their bus copies and any commands in the outbox, and update the runs projection — in one statement.
+ * their bus copies and any commands in the outbox, and update the runs projection — in one statement. An
+ * event over the size limit writes nothing (EventTooLargeError).
  */
 export async function appendRunEvents(pool: Pool, input: AppendRunEventsInput): Promise<AppendRunEventsResult> {
+  assertEventsFit(input.runId, input.events);
   const state = foldRun(input.events, input.state);
   const names = busNames(input.namespace);
   const ids = input.events.map(() => randomUUID());

@@ -1,31 +1,50 @@
 import type { Pool } from "pg";
+import { admitRun } from "./admission";
 
 export type ClaimOutcome =
   | { readonly kind: "claimed" }
   | { readonly kind: "finished" }
   | { readonly kind: "missing" }
-  | { readonly kind: "held"; readonly retryInMs: number };
+  | { readonly kind: "held"; readonly retryInMs: number }
+  /** Its tenant has no place for another run now: it stays queued and is admitted when a place frees. */
+  | { readonly kind: "deferred" };
 
 /**
  * Claims a run for one runner: succeeds when nobody holds it, the holder's lease has expired, or the caller
  * already holds it. The lease must be extended while the run is driven; a dead holder's lease runs out.
+ * With `admission`, a queued run not admitted yet is admitted first (at most `maxRunning` of its tenant's
+ * runs in flight, see admission.ts) or deferred.
  */
-export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs: number): Promise<ClaimOutcome> {
+export async function claimRun(
+  pool: Pool,
+  runId: string,
+  owner: string,
+  leaseMs: number,
+  admission?: { readonly tenantId: string; readonly maxRunning: number },
+): Promise<ClaimOutcome> {
   const claimed = await pool.query(
-    `UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3)
+    `UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3),
+            admitted_at = coalesce(admitted_at, clock_timestamp())
       WHERE id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
-        AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())`,
-    [runId, owner, leaseMs / 1000],
+        AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())
+        AND ($4 OR admitted_at IS NOT NULL OR state <> 'queued')`,
+    [runId, owner, leaseMs / 1000, !admission],
   );
   if (claimed.rowCount === 1) return { kind: "claimed" };
-  const { rows } = await pool.query<{ state: string; wait_ms: number | null }>(
-    `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms
+  const { rows } = await pool.query<{ state: string; wait_ms: number | null; admitted: boolean }>(
+    `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms,
+            admitted_at IS NOT NULL AS admitted
        FROM runs WHERE id = $1`,
     [runId],
   );
   if (!rows[0]) return { kind: "missing" };
   if (["succeeded", "failed", "cancelled"].includes(rows[0].state)) return { kind: "finished" };
-  return { kind: "held", retryInMs: Math.max(100, rows[0].wait_ms ?? 0) };
+  const held = { kind: "held", retryInMs: Math.max(100, rows[0].wait_ms ?? 0) } as const;
+  if (!admission || rows[0].admitted || rows[0].state !== "queued" || (rows[0].wait_ms ?? 0) > 0) return held;
+  const admitted = await admitRun(pool, { runId, tenantId: admission.tenantId, owner, leaseMs, maxRunning: admission.maxRunning });
+  if (admitted.kind === "admitted") return { kind: "claimed" };
+  if (admitted.kind === "deferred") return { kind: "deferred" };
+  return held;
 }
 
 /** Extends the caller's lease; false when it was lost (expired and taken by another runner). */

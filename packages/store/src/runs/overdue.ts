@@ -31,7 +31,8 @@ export async function findUnansweredRuns(pool: Pool, waitSeconds: number, limit 
  * last request (the first copy may have been lost: nats-server 2.9 acknowledges before it syncs to disk), or
  * running with nobody's live lease and no request for as long (their command is gone: acked by a runner that
  * lost the lease, or out of deliveries). The command goes through the outbox like any other; a run that was
- * in fact delivered is unharmed, because a second delivery finds the run claimed or finished.
+ * in fact delivered is unharmed, because a second delivery finds the run claimed or finished. A deferred
+ * run is not stranded: it waits for a place of its tenant (admission.ts).
  */
 export async function redriveStrandedRuns(pool: Pool, namespace: string, olderThanMs: number, limit = 100): Promise<string[]> {
   const names = busNames(namespace);
@@ -42,6 +43,7 @@ export async function redriveStrandedRuns(pool: Pool, namespace: string, olderTh
                       WHERE state IN ('queued', 'running')
                         AND last_requested_at < clock_timestamp() - make_interval(secs => $1)
                         AND (state = 'queued' OR lease_until IS NULL OR lease_until < clock_timestamp())
+                        AND deferred_at IS NULL
                       ORDER BY last_requested_at LIMIT $2 FOR UPDATE SKIP LOCKED)
         RETURNING id, tenant_id, created_by, elevation_session_id::text, (extract(epoch FROM last_requested_at) * 1000)::bigint::text AS at`,
       [olderThanMs / 1000, limit],

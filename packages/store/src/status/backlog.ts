@@ -9,6 +9,8 @@ export interface Backlog {
   readonly outboxBacklog: number;
   /** Seconds the oldest unpublished outbox row has waited; null when the outbox is empty. */
   readonly outboxOldestAgeSeconds: number | null;
+  /** Outbox rows NATS refused and the relay set aside (never published; each with its reason in `last_error`). */
+  readonly outboxSetAside: number;
 }
 
 /** What is waiting, platform-wide: open runs by state and the outbox rows not yet on the bus. One round trip. */
@@ -20,14 +22,16 @@ export async function readBacklog(pool: Pool): Promise<Backlog> {
     oldest_queued: number | null;
     outbox: number;
     oldest_outbox: number | null;
+    set_aside: number;
   }>(
     `SELECT
        (SELECT count(*) FROM runs WHERE state = 'queued')::int AS queued,
        (SELECT count(*) FROM runs WHERE state = 'running')::int AS running,
        (SELECT count(*) FROM runs WHERE state IN ('awaiting_input', 'awaiting_confirmation'))::int AS awaiting,
        (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM runs WHERE state = 'queued') AS oldest_queued,
-       (SELECT count(*) FROM outbox WHERE published_at IS NULL)::int AS outbox,
-       (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM outbox WHERE published_at IS NULL) AS oldest_outbox`,
+       (SELECT count(*) FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL)::int AS outbox,
+       (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL) AS oldest_outbox,
+       (SELECT count(*) FROM outbox WHERE set_aside_at IS NOT NULL)::int AS set_aside`,
   );
   const r = rows[0];
   const round = (v: number | null) => (v === null ? null : Math.round(v * 10) / 10);
@@ -38,5 +42,6 @@ export async function readBacklog(pool: Pool): Promise<Backlog> {
     oldestQueuedAgeSeconds: round(r.oldest_queued),
     outboxBacklog: r.outbox,
     outboxOldestAgeSeconds: round(r.oldest_outbox),
+    outboxSetAside: r.set_aside,
   };
 }

@@ -47,7 +47,14 @@ export async function runGatedCall(deps: ToolStepDeps, input: GatedCallInput): P
       await append([
         {
           type: "confirmation_required",
-          data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments, asked_at: nowMicros() },
+          data: {
+            step_no: state.step_no,
+            call_id: call.call_id,
+            tool_name: call.tool_name,
+            arguments: call.arguments,
+            asked_at: nowMicros(),
+            fingerprint: gate.fingerprint,
+          },
         },
       ]);
       log.info({ step_no: state.step_no, tool: call.tool_name }, "confirmation required; waiting");

@@ -1,6 +1,6 @@
 import { decodeRunRequested, type RunRequested } from "@steward/contract";
 import { isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
-import { claimRun, releaseLease } from "@steward/store";
+import { admitDeferred, claimRun, releaseLease } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
 import type { LeaseKeeper } from "./lease-keeper";
 
@@ -25,6 +25,8 @@ export interface HandlerOptions {
   retryBackoffMs?: number;
   /** On shutdown, how long a step in hand may still take before it is aborted and handed back, in ms. Default 5000. */
   shutdownGraceMs?: number;
+  /** Runs of one tenant in flight at once, across all runners (fair share); more wait, deferred. Default: no limit. */
+  tenantMaxRunning?: number;
 }
 
 /** Redelivery delay for a retryable failure: grows with each delivery, capped at 30 s. */
@@ -86,9 +88,11 @@ export function createRunRequestedHandler(
     // A runner on its way out takes nothing new: the command goes straight back for another runner.
     if (shutdown.aborted) return delivery.nak(0);
     deps.logger.debug({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run requested");
-    const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs);
+    const admission = options.tenantMaxRunning ? { tenantId: cmd.tenant_id, maxRunning: options.tenantMaxRunning } : undefined;
+    const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs, admission);
     deps.logger.debug({ run_id: cmd.run_id, claim: claim.kind }, "claim");
-    if (claim.kind === "finished") return delivery.ack();
+    // Deferred: the run waits in PostgreSQL for a place of its tenant; the command is done with.
+    if (claim.kind === "finished" || claim.kind === "deferred") return delivery.ack();
     if (claim.kind === "held") return delivery.nak(claim.retryInMs);
     if (claim.kind === "missing") {
       const reason = "run does not exist";
@@ -144,6 +148,8 @@ export function createRunRequestedHandler(
       clearTimeout(grace);
       release();
       await releaseLease(deps.pool, cmd.run_id, deps.runnerId).catch(() => undefined);
+      // The run ended, waits for a person, or went back: a place of its tenant may be free for a deferred run.
+      if (admission) await admitDeferred(deps.pool, deps.namespace, cmd.tenant_id, admission.maxRunning).catch(() => undefined);
     }
   }
 

@@ -1,6 +1,14 @@
 import { Limits, RunErrorCode, foldRun, isTerminal, nowMicros, parseMicros, type RunError, type RunState } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, findOverdueRuns, findUnansweredRuns, readStream, redriveStrandedRuns } from "@steward/store";
+import {
+  admitDeferred,
+  appendRunEvents,
+  findOverdueRuns,
+  findUnansweredRuns,
+  readStream,
+  redriveStrandedRuns,
+  tenantsWithDeferredRuns,
+} from "@steward/store";
 
 export interface ReaperOptions {
   /** How often the reaper looks, in ms. Default 60 000. */
@@ -11,6 +19,8 @@ export interface ReaperOptions {
   redriveIntervalMs?: number;
   /** How long a question or a confirmation waits for the user, in seconds. Default: the limit (300). */
   askWaitSeconds?: number;
+  /** Fair share (admission.ts): with a limit, deferred runs are admitted on each re-drive pass where places are free. */
+  tenantMaxRunning?: number;
 }
 
 export interface Reaper {
@@ -75,7 +85,17 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
     return failed;
   }
 
-  const redrive = () => redriveStrandedRuns(deps.pool, deps.namespace, redriveAfterMs);
+  /**
+   * Stranded runs requested again, and deferred runs admitted where their tenant has room: a run's end
+   * admits the next one at once; this pass catches what a runner that died meanwhile left undone.
+   */
+  async function redrive(): Promise<string[]> {
+    const redriven = await redriveStrandedRuns(deps.pool, deps.namespace, redriveAfterMs);
+    const limit = options.tenantMaxRunning;
+    if (!limit) return redriven;
+    for (const tenant of await tenantsWithDeferredRuns(deps.pool)) redriven.push(...(await admitDeferred(deps.pool, deps.namespace, tenant, limit)));
+    return redriven;
+  }
 
   async function sweep() {
     const failed = await failDue();

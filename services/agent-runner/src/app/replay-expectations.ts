@@ -101,7 +101,9 @@ function gatedCall(call: RequestedToolCall, state: RunState, recorded: readonly 
     case "ask":
       return [{ type: "ask_user", data: { ...base, question: gate.question, options: gate.options, asked_at: "" } }];
     case "request_confirmation":
-      return [{ type: "confirmation_required", data: { ...base, tool_name: call.tool_name, arguments: call.arguments, asked_at: "" } }];
+      return [
+        { type: "confirmation_required", data: { ...base, tool_name: call.tool_name, arguments: call.arguments, asked_at: "", fingerprint: gate.fingerprint } },
+      ];
     case "wait":
       return [`the user's ${state.awaiting?.kind ?? "answer"} for call ${call.call_id} (the run waits)`];
     default: {
@@ -159,8 +161,13 @@ export function sameDecision(want: RunEvent, got: RunEvent): boolean {
     case "run.succeeded":
       return canonicalJson(want.data.output) === canonicalJson((got as typeof want).data.output);
     case "ask_user":
-    case "confirmation_required":
       return canonicalJson({ ...want.data, asked_at: "" }) === canonicalJson({ ...got.data, asked_at: "" });
+    case "confirmation_required": {
+      // A request recorded before approvals were bound carries no fingerprint; it is compared without one.
+      const recorded = (got as typeof want).data;
+      const wanted = recorded.fingerprint === undefined ? { ...want.data, fingerprint: undefined } : want.data;
+      return canonicalJson({ ...wanted, asked_at: "" }) === canonicalJson({ ...recorded, asked_at: "" });
+    }
     default:
       return canonicalJson(want.data) === canonicalJson(got.data);
   }

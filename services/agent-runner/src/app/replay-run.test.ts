@@ -1,4 +1,4 @@
-import { addSeconds, type Evidence, type RunError, type RunEvent, type StoredRunEvent } from "@steward/contract";
+import { addSeconds, callFingerprint, type Evidence, type RunError, type RunEvent, type StoredRunEvent } from "@steward/contract";
 import { replayRun } from "./replay-run";
 
 const runId = "5f0c1a8e-0000-4000-8000-000000000001";
@@ -254,6 +254,81 @@ describe("replayRun", () => {
     const rejected = replayRun(recorded(tamper(events, 5, () => decision("reject"))));
     expect(rejected.divergence).toMatchObject({ seq: 6 });
     expect(rejected.divergence!.expected).toMatch(/REJECTED_BY_USER/);
+  });
+
+  describe("approvals bound to the call", () => {
+    const first = '{"title":"Meeting","body":"ship on Friday"}';
+    const second = '{"title":"Payroll","body":"pay everyone twice"}';
+    const noteThought = (step: number, args: string): RunEvent => ({
+      type: "thought",
+      data: { step_no: step, text: "", tool_calls: [{ call_id: "n0", tool_name: "save_note", arguments: args }], usage, provider: "scripted" },
+    });
+    const required = (step: number, args: string, fingerprint: string | undefined): RunEvent => ({
+      type: "confirmation_required",
+      data: { step_no: step, call_id: "n0", tool_name: "save_note", arguments: args, asked_at: addSeconds(createdAt, 3), ...(fingerprint ? { fingerprint } : {}) },
+    });
+    const decision = (d: "approve" | "reject", fingerprint: string | undefined): RunEvent => ({
+      type: "confirmation.decided",
+      data: { call_id: "n0", decision: d, deadline_at: addSeconds(deadline, 10), decided_at: addSeconds(createdAt, 13), ...(fingerprint ? { fingerprint } : {}) },
+    });
+    const saved = (step: number, args: string): RunEvent[] => {
+      const result: RunEvent = {
+        type: "tool_result",
+        data: {
+          step_no: step, call_id: "n0", tool_name: "save_note", fingerprint: `fp${step}`, result_code: "ok", result: { saved: true }, evidence: [],
+          decision: { permit: true, code: "", policy_ids: [] },
+        },
+      };
+      return [{ type: "tool_call", data: { step_no: step, call_id: "n0", tool_name: "save_note", arguments: args } }, decided(result, "knowledge.note.write"), result];
+    };
+    const refused: RunEvent = {
+      type: "tool_result",
+      data: {
+        step_no: 2, call_id: "n0", tool_name: "save_note", fingerprint: "", result_code: "REJECTED_BY_USER", evidence: [],
+        result: { error_code: "REJECTED_BY_USER", note: "the user rejected this call; do not repeat it" }, decision: { permit: false, code: "", policy_ids: [] },
+      },
+    };
+    const fp1 = callFingerprint(1, "save_note", first);
+    const fp2 = callFingerprint(2, "save_note", second);
+
+    it("given a reused call id asked for again and rejected, then same; a tampered fingerprint DIVERGED at its request", () => {
+      const events = [
+        queued, started,
+        noteThought(1, first), required(1, first, fp1), decision("approve", fp1), ...saved(1, first),
+        noteThought(2, second), required(2, second, fp2), decision("reject", fp2), refused,
+        message(3), succeeded("Refunds within 30 days.", []),
+      ];
+      expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
+      const tampered = replayRun(recorded(tamper(events, 10, (e) => ((e.data.fingerprint = fp1), e))));
+      expect(tampered.divergence).toMatchObject({ seq: 10 });
+      expect(tampered.divergence!.expected).toMatch(/^confirmation_required/);
+      // A decision bound to another call decides nothing: the loop would still wait, not refuse.
+      const misbound = replayRun(recorded(tamper(events, 11, (e) => ((e.data.fingerprint = fp1), e))));
+      expect(misbound.divergence).toMatchObject({ seq: 12 });
+      expect(misbound.divergence!.expected).toMatch(/waits/);
+    });
+
+    it("given a bound recording where the reused id ran on the first approval, then DIVERGED: the loop would have asked", () => {
+      const events = [
+        queued, started,
+        noteThought(1, first), required(1, first, fp1), decision("approve", fp1), ...saved(1, first),
+        noteThought(2, second), ...saved(2, second),
+        message(3), succeeded("Refunds within 30 days.", []),
+      ];
+      const report = replayRun(recorded(events));
+      expect(report.divergence).toMatchObject({ seq: 10 });
+      expect(report.divergence!.expected).toMatch(/^confirmation_required/);
+    });
+
+    it("given a recording made before approvals were bound, then it replays with the old meaning (by call id)", () => {
+      const events = [
+        queued, started,
+        noteThought(1, first), required(1, first, undefined), decision("approve", undefined), ...saved(1, first),
+        noteThought(2, second), ...saved(2, second),
+        message(3), succeeded("Refunds within 30 days.", []),
+      ];
+      expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
+    });
   });
 
   it("given an ask-mode refusal recorded in an agent-mode run, then DIVERGED: the loop would have run the tool", () => {

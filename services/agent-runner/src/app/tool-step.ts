@@ -27,7 +27,8 @@ export async function runToolStep(
   append: (more: RunEvent[]) => Promise<void>,
   log: Logger,
 ): Promise<void> {
-  const inFlight = events.some((e) => e.type === "tool_call" && e.data.call_id === call.call_id);
+  // Only this step's marker counts: a model may reuse a call id in a later step for another call.
+  const inFlight = events.some((e) => e.type === "tool_call" && e.data.call_id === call.call_id && e.data.step_no === state.step_no);
   const tool = deps.catalog.get(call.tool_name);
   if (inFlight && !tool?.idempotent) {
     // It may have run before the crash, and it keeps no record: never run it blindly a second time.

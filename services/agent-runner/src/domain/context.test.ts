@@ -18,11 +18,10 @@ describe("the step ledger", () => {
     expect(ledger.split("\n")[0]).toMatch(/^- step 60 run_query: ok/);
   });
 
-  it("goes into the system prompt with the state section and the language", () => {
-    const prompt = systemPrompt({ responseLanguage: "de", agentState: "focused", ledger: "- step 1 run_query: ok {}" });
+  it("stays out of the system prompt, which holds only the core and the state section", () => {
+    const prompt = systemPrompt("focused");
     expect(prompt).toContain("A dataset is in focus");
-    expect(prompt).toContain("Recent steps (newest first):\n- step 1 run_query");
-    expect(prompt.endsWith("Answer in this language: de.")).toBe(true);
+    expect(prompt).not.toMatch(/step \d|Run notes|language/);
   });
 });
 

@@ -45,13 +45,14 @@ describe("conversationOf", () => {
     const messages = conversationOf([queued(null), started]);
     expect(messages.map((m) => m.role)).toEqual(["system", "user"]);
     expect(messages[1]).toEqual({ role: "user", content: "Summarise the refund policy" });
-    expect(messages[0].content).not.toMatch(/Answer in this language/);
+    expect(messages[0].content).not.toMatch(/language/);
   });
 
-  it("given a response_language, then it appears in the system prompt", () => {
-    const [system] = conversationOf([queued("Deutsch")]);
-    expect(system.role).toBe("system");
-    expect(system.content).toContain("Deutsch");
+  it("given a response_language, then it follows the input as a user message, never in the system prompt", () => {
+    const messages = conversationOf([queued("Deutsch")]);
+    expect(messages.map((m) => m.role)).toEqual(["system", "user", "user"]);
+    expect(messages[0].content).not.toContain("Deutsch");
+    expect(messages[2].content).toBe('Write your answer in this language: "Deutsch".');
   });
 
   it("given a thought, then an assistant message with its tool calls in order and null content for empty text", () => {

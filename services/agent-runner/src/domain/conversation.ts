@@ -1,7 +1,7 @@
 import type { RunEvent, RunState } from "@steward/contract";
 import { compactValue } from "./compaction";
 import type { ChatMessage } from "./model";
-import { systemPrompt } from "./prompt";
+import { languageNote, ledgerNote, systemPrompt } from "./prompt";
 import { stepLedger } from "./step-ledger";
 
 /** The request appended after an answer cut at the output limit. */
@@ -14,25 +14,23 @@ export function toolMessageContent(resultCode: string, result: unknown): string 
 
 /**
  * Rebuilds the conversation from the run's events alone, so a resumed run asks the model exactly what an
- * uninterrupted one would have asked. The system prompt is assembled for the run's current state (state
- * section, step ledger, language); compacted tool results show only their key fields.
+ * uninterrupted one would have asked. The system prompt is Steward's text for the run's current state; the
+ * user's input, the response language and the step ledger (with `state`) follow it as user messages, since
+ * they are user text and tool output. Compacted tool results show only their key fields.
  */
 export function conversationOf(events: readonly RunEvent[], state?: RunState): ChatMessage[] {
   const messages: ChatMessage[] = [];
   const compacted = new Set(state?.compacted_calls ?? []);
   for (const event of events) {
     switch (event.type) {
-      case "run.queued":
-        messages.push({
-          role: "system",
-          content: systemPrompt({
-            responseLanguage: event.data.response_language,
-            agentState: state?.agent_state,
-            ledger: state ? stepLedger(events) : undefined,
-          }),
-        });
+      case "run.queued": {
+        messages.push({ role: "system", content: systemPrompt(state?.agent_state) });
         messages.push({ role: "user", content: event.data.input });
+        if (event.data.response_language) messages.push({ role: "user", content: languageNote(event.data.response_language) });
+        const ledger = state ? stepLedger(events) : "";
+        if (ledger) messages.push({ role: "user", content: ledgerNote(ledger) });
         break;
+      }
       case "thought":
         messages.push({
           role: "assistant",

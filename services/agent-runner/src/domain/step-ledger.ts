@@ -1,6 +1,6 @@
 import type { RunEvent } from "@steward/contract";
 
-/** The ledger's budget in the system prompt (SPEC §4). */
+/** The ledger's budget (SPEC §4); it is tool output, so it goes into a user message, never the system prompt. */
 export const LEDGER_MAX_CHARS = 1500;
 
 function preview(value: unknown, max: number): string {

@@ -1,4 +1,12 @@
-import { Exploration, Limits, ToolResultCode, type RequestedToolCall, type RunState } from "@steward/contract";
+import {
+  Exploration,
+  Limits,
+  ToolResultCode,
+  callFingerprint,
+  confirmationFor,
+  type RequestedToolCall,
+  type RunState,
+} from "@steward/contract";
 import { ASK_USER, offeredIn, type ToolCatalog } from "./tool-catalog";
 
 /** What happens to one pending tool call. */
@@ -7,7 +15,8 @@ export type CallGate =
   | { readonly kind: "ask"; readonly question: string; readonly options: readonly string[] }
   | { readonly kind: "wait" }
   | { readonly kind: "answer"; readonly answer: string }
-  | { readonly kind: "request_confirmation" }
+  /** Pause for the user's approval of this exact call, identified by `fingerprint` (`callFingerprint`). */
+  | { readonly kind: "request_confirmation"; readonly fingerprint: string }
   | { readonly kind: "refuse"; readonly code: string; readonly note: string; readonly exploration?: boolean };
 
 function askArguments(raw: string): { question: string; options: string[] } | null {
@@ -54,11 +63,14 @@ export function gateCall(state: RunState, call: RequestedToolCall, catalog: Tool
     return refuse(ToolResultCode.explorationBudgetReached, explorationNote);
   }
   if (tool.requireConfirmation) {
-    const decision = state.confirmations[call.call_id];
-    if (decision === "approve") return { kind: "invoke" };
-    if (decision === "reject") return refuse(ToolResultCode.rejectedByUser, "the user rejected this call; do not repeat it");
-    if (state.confirmation_asked.includes(call.call_id)) return { kind: "wait" };
-    return { kind: "request_confirmation" };
+    // Bound to the exact call (step, tool, arguments), never to the id the model chose: the same id with other
+    // arguments, or in another step, is another call and is asked for again.
+    const fingerprint = callFingerprint(state.step_no, call.tool_name, call.arguments);
+    const asked = confirmationFor(state.confirmations, call.call_id, fingerprint);
+    if (asked?.decision === "approve") return { kind: "invoke" };
+    if (asked?.decision === "reject") return refuse(ToolResultCode.rejectedByUser, "the user rejected this call; do not repeat it");
+    if (asked) return { kind: "wait" };
+    return { kind: "request_confirmation", fingerprint };
   }
   return { kind: "invoke" };
 }

@@ -6,7 +6,8 @@ import type { Principal } from "../adapters/http/auth";
 export type Authorize = (principal: Principal, point: PolicyPoint, resource: { type: string; id: string }, traceparent?: string) => Promise<void>;
 
 /**
- * Asks the PDP for a route's policy point with the token's roles. A deny is 403; an unreachable PDP is still
+ * Asks the PDP for a route's policy point. The token's roles go along only to seed the membership of a user
+ * the PDP has never seen; it decides with the membership as it stands. A deny is 403; an unreachable PDP is still
  * no permit (fail closed) but answers 503 with Retry-After, since it says nothing about the caller's rights.
  * The call waits for the channel within its deadline, which rides out a PDP restarting.
  */

@@ -64,13 +64,25 @@ export function createRunControls(deps: { pool: Pool; namespace: string }) {
       const event: RunEvent = { type: "input.received", data: { call_id: state.awaiting.call_id, answer, deadline_at: shiftedDeadline(state, now), answered_at: now } };
       return append(principal, runId, state, [event], true, traceparent);
     },
-    async confirm(principal: Principal, runId: string, decision: "approve" | "reject", traceparent: string): Promise<RunSnapshot> {
+    /**
+     * Decides the confirmation the run waits for, bound to that call's fingerprint. A client that names the
+     * fingerprint it showed (`expected`) is refused (409) when the run now waits for another call.
+     */
+    async confirm(
+      principal: Principal,
+      runId: string,
+      decision: "approve" | "reject",
+      traceparent: string,
+      expected?: string,
+    ): Promise<RunSnapshot> {
       const state = await load(principal, runId);
       if (state.status !== "awaiting_confirmation" || !state.awaiting) throw new ConflictError("the run is not waiting for a confirmation");
+      const { call_id, fingerprint } = state.awaiting;
+      if (expected !== undefined && expected !== fingerprint) throw new ConflictError("the run is waiting for the confirmation of another call");
       const now = nowMicros();
       const event: RunEvent = {
         type: "confirmation.decided",
-        data: { call_id: state.awaiting.call_id, decision, deadline_at: shiftedDeadline(state, now), decided_at: now },
+        data: { call_id, decision, deadline_at: shiftedDeadline(state, now), decided_at: now, ...(fingerprint ? { fingerprint } : {}) },
       };
       return append(principal, runId, state, [event], true, traceparent);
     },

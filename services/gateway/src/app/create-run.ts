@@ -56,12 +56,8 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
     const createdAt = clock();
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
     if (cmd.elevationSessionId) command.elevation_session_id = cmd.elevationSessionId;
-    await deps.pool.query(
-      `INSERT INTO memberships (tenant_id, user_id, roles) VALUES ($1, $2, $3)
-       ON CONFLICT (tenant_id, user_id) DO UPDATE SET roles = excluded.roles, updated_at = clock_timestamp()
-       WHERE memberships.roles IS DISTINCT FROM excluded.roles`,
-      [cmd.principal.tenantId, cmd.principal.userId, cmd.principal.roles],
-    );
+    // No roles are written here: the membership is the PDP's fact, seeded at the user's first decision and
+    // changed only by administrators (a token re-sent with each run must not undo a revocation).
     try {
       const { state } = await appendRunEvents(deps.pool, {
         runId,

@@ -10,7 +10,7 @@ const instance = (service: string, more: Partial<InstanceStatus> = {}): Instance
   started_at: "2026-11-30T22:00:00.000Z",
   ...more,
 });
-const quiet = { queued: 0, running: 0, awaiting: 0, oldestQueuedAgeSeconds: null, outboxBacklog: 0, outboxOldestAgeSeconds: null };
+const quiet = { queued: 0, running: 0, awaiting: 0, oldestQueuedAgeSeconds: null, outboxBacklog: 0, outboxOldestAgeSeconds: null, outboxSetAside: 0 };
 const bus = (instances: InstanceStatus[]): BusView => ({
   instances,
   consumer: { pending: 0, ackPending: 0, redelivered: 0, waitingPulls: 32 },
@@ -33,10 +33,10 @@ describe("the platform status", () => {
     });
   });
 
-  it("names each problem: no runner, an instance not ready, old queued runs, an outbox backlog", async () => {
+  it("names each problem: no runner, an instance not ready, old queued runs, an outbox backlog, rows set aside", async () => {
     const status = createPlatformStatus({
       gateway: async () => ready,
-      backlog: async () => ({ ...quiet, queued: 4, oldestQueuedAgeSeconds: 42.5, outboxBacklog: 7, outboxOldestAgeSeconds: 12 }),
+      backlog: async () => ({ ...quiet, queued: 4, oldestQueuedAgeSeconds: 42.5, outboxBacklog: 7, outboxOldestAgeSeconds: 12, outboxSetAside: 2 }),
       bus: async () => bus([instance("gateway"), instance("policy", { ready: false, reasons: ["postgres: PostgreSQL is unreachable (57P01)"] })]),
     });
     const s = await status();
@@ -46,7 +46,9 @@ describe("the platform status", () => {
       "policy policy-1: postgres: PostgreSQL is unreachable (57P01)",
       "the oldest queued run has waited 42.5 s",
       "7 outbox rows are not on the bus; the oldest for 12 s",
+      "2 outbox rows were set aside: NATS refused them (see outbox.last_error)",
     ]);
+    expect(s.outbox).toEqual({ backlog: 7, oldest_age_seconds: 12, set_aside: 2 });
   });
 
   it("still answers when NATS and PostgreSQL cannot be asked, saying what is unknown", async () => {

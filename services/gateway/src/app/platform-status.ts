@@ -47,6 +47,7 @@ export function createPlatformStatus(ports: StatusPorts) {
       if ((backlog.outboxOldestAgeSeconds ?? 0) > OUTBOX_TOO_OLD_S) {
         problems.push(`${backlog.outboxBacklog} outbox rows are not on the bus; the oldest for ${backlog.outboxOldestAgeSeconds} s`);
       }
+      if (backlog.outboxSetAside > 0) problems.push(`${backlog.outboxSetAside} outbox rows were set aside: NATS refused them (see outbox.last_error)`);
     }
     const check = (name: string) => gateway.checks[name] ?? null;
     return {
@@ -70,7 +71,7 @@ export function createPlatformStatus(ports: StatusPorts) {
       queue: backlog
         ? { queued: backlog.queued, running: backlog.running, awaiting: backlog.awaiting, oldest_queued_age_seconds: backlog.oldestQueuedAgeSeconds }
         : null,
-      outbox: backlog ? { backlog: backlog.outboxBacklog, oldest_age_seconds: backlog.outboxOldestAgeSeconds } : null,
+      outbox: backlog ? { backlog: backlog.outboxBacklog, oldest_age_seconds: backlog.outboxOldestAgeSeconds, set_aside: backlog.outboxSetAside } : null,
       dead_letters: bus?.deadLetters ? { count: bus.deadLetters.count, last_at: bus.deadLetters.lastAt } : null,
     };
   };

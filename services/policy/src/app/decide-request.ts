@@ -10,7 +10,10 @@ import type { ActiveSets } from "./active-sets";
 export interface DecisionQuery {
   readonly tenantId: string;
   readonly userId: string;
-  /** Roles from a credential the caller verified, or null to use the principal's current membership. */
+  /**
+   * Roles from a credential the caller verified (a route), or null (a tool call). Either way the decision uses
+   * the principal's membership now; token roles only seed the membership of a user never seen in the tenant.
+   */
   readonly tokenRoles: readonly string[] | null;
   readonly action: string;
   readonly resource: { type: string; id: string };
@@ -18,8 +21,9 @@ export interface DecisionQuery {
 }
 
 /**
- * One decision with the facts of this moment: current roles, the elevation session's state right now, the
- * tenant's active policy set. The decision is written to the log before it is answered.
+ * One decision with the facts of this moment: the membership's roles now (never a token's claim, which could
+ * outlive a revocation), the elevation session's state right now, the tenant's active policy set. The decision
+ * is written to the log before it is answered.
  */
 export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSets; engine: CedarEngine; log: DecisionLog; logger: Logger }) {
   async function elevationOf(query: DecisionQuery): Promise<ElevationState> {
@@ -42,7 +46,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       decision = refused;
     } else {
       const [roles, elevation, set] = await Promise.all([
-        query.tokenRoles ?? deps.facts.currentRoles(query.tenantId, query.userId),
+        deps.facts.currentRoles(query.tenantId, query.userId, query.tokenRoles),
         elevationOf(query),
         deps.sets.get(query.tenantId),
       ]);

@@ -6,6 +6,8 @@ import type { PolicyDecisionApi } from "@steward/proto";
 import type { ToolRegistry } from "../domain/registry";
 import type { SqlSession } from "../domain/tool";
 import type { IdempotencyStore } from "../adapters/pg/idempotency-store";
+import { fitToolResult } from "./fit-result";
+import { toolSignal } from "./tool-signal";
 
 export interface InvokeCommand {
   readonly runId: string;
@@ -19,6 +21,8 @@ export interface InvokeCommand {
   readonly traceparent?: string;
   /** Milliseconds until the caller gives up (the gRPC deadline, set by the runner within the run's deadline). */
   readonly deadlineMs?: number;
+  /** Aborts when the caller gives up on the call (a cancel, a lost connection): a running tool is stopped. */
+  readonly signal?: AbortSignal;
 }
 
 export interface Verdict {
@@ -105,6 +109,13 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     }
   }
 
+  /** Every result leaves within the event size limit (SPEC §10): the runner never sees an oversized one. */
+  function fitted(cmd: InvokeCommand, toolName: string, result: InvokeOutcome["result"]): InvokeOutcome["result"] {
+    const { body, cut } = fitToolResult(result);
+    if (cut) deps.logger.info({ run_id: cmd.runId, step_no: cmd.stepNo, tool: toolName, original_bytes: cut.original_bytes }, "tool result cut to fit an event");
+    return body;
+  }
+
   return async function invoke(cmd: InvokeCommand): Promise<InvokeOutcome> {
     const tool = deps.registry.get(cmd.toolName);
     if (!tool) throw new UnknownToolError(cmd.toolName);
@@ -138,37 +149,42 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     // Safe to try again: a read, or an idempotent tool (its effect commits with its record, or not at all).
     const retrySafe = tool.idempotent || tool.safety === "read";
     const execute = async (transaction?: SqlSession): Promise<{ resultCode: string; result: InvokeOutcome["result"] }> => {
+      const remainingMs = Math.max(1, Math.min(TOOL_TIMEOUT_MS, cmd.deadlineMs ?? TOOL_TIMEOUT_MS));
+      // Stops at the tool's timeout, or when the caller cancels the call: a running query is cancelled with it.
+      const stop = toolSignal(remainingMs, cmd.signal);
       try {
-        const remainingMs = Math.max(1, Math.min(TOOL_TIMEOUT_MS, cmd.deadlineMs ?? TOOL_TIMEOUT_MS));
         const outcome = await tool.run(
           {
             tenantId: cmd.tenantId,
             userId: cmd.userId,
             runId: cmd.runId,
             stepNo: cmd.stepNo,
-            signal: AbortSignal.timeout(remainingMs),
+            signal: stop.signal,
             remainingMs,
             transaction,
           },
           input,
         );
-        const stored: InvokeOutcome["result"] = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
-        if (outcome.nextState) stored.next_state = outcome.nextState;
-        return { resultCode: outcome.resultCode ?? ToolResultCode.ok, result: stored };
+        const produced: InvokeOutcome["result"] = { result: outcome.result, evidence: [...(outcome.evidence ?? [])] };
+        if (outcome.nextState) produced.next_state = outcome.nextState;
+        return { resultCode: outcome.resultCode ?? ToolResultCode.ok, result: fitted(cmd, tool.name, produced) };
       } catch (err) {
         // PostgreSQL going away is not the tool failing: the model must not see it as the tool's answer.
         if (retrySafe && isPostgresUnavailable(err)) throw new ToolUnavailableError({ cause: err });
         deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
         deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
         return { resultCode: ToolResultCode.toolFailed, result: { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] } };
+      } finally {
+        stop.release();
       }
     };
-    if (!tool.idempotent) {
+    if (!tool.idempotent || tool.reuseResult === false) {
       const done = await execute();
       return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
     }
     const { value, replayed } = await deps.results.once(cmd.runId, fingerprint, tool.name, execute);
-    const result = value.result as InvokeOutcome["result"];
+    // A result recorded before results were cut may be over the limit: it is cut on its way out too.
+    const result = fitted(cmd, tool.name, value.result as InvokeOutcome["result"]);
     return { fingerprint, decision, resultCode: value.resultCode, result, replayed, nextState: result.next_state };
   };
 }

@@ -45,6 +45,12 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
   readonly safety: "read" | "write";
   readonly policyPoint: PolicyPoint;
   readonly idempotent: boolean;
+  /**
+   * For an idempotent tool: whether a call is answered from the result stored by its fingerprint (default true).
+   * False for a tool whose answer depends on the run's state (the data tools act on the run's focused dataset,
+   * which a later focus changes): it runs on every call, which is safe because it only reads, or sets that state.
+   */
+  readonly reuseResult?: boolean;
   readonly abortOnDeny: boolean;
   readonly requireConfirmation: boolean;
   readonly exploration: boolean;

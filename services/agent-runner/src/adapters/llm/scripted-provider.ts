@@ -30,7 +30,8 @@ export function createScriptedProvider(): ModelProvider {
     name: "scripted",
     async complete(request: ModelRequest): Promise<ModelAnswer> {
       const messages = request.messages;
-      const question = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+      // The run's input is the first user message; notes (language, step ledger) follow it as user messages.
+      const question = messages.find((m) => m.role === "user")?.content ?? "";
       const inputTokens = approxTokens(messages.map((m) => ("content" in m && m.content) || "").join(" "));
       const last = messages[messages.length - 1];
       const searched = messages.some((m) => m.role === "tool");

@@ -2,9 +2,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger, Readiness } from "@steward/platform";
 import { BODY_LIMIT, createErrorHandler, notFoundHandler } from "./problem";
 import { serverOptionsOf, type HttpLimits } from "./http-limits";
+import { answerUnmetExpectation, handleClientError, requireHost } from "./client-errors";
 import { registerJsonBodyParser } from "./json-body";
+import { registerRateLimits, type RateLimitDeps } from "./rate-limit/register";
 import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
 import { registerKnowledgeRoutes } from "./routes/knowledge";
+import { registerMemberRoutes } from "./routes/members";
+import { registerDatasetRoutes } from "./routes/datasets";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
 
@@ -14,6 +18,8 @@ export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDep
   readonly readiness: Readiness;
   /** Request, idle and keep-alive limits of the server; defaults in HttpLimits. */
   readonly http?: HttpLimits;
+  /** Rate limits per tenant, user and client address over shared counters; none when absent (unit tests). */
+  readonly rateLimits?: RateLimitDeps;
 }
 
 /** The gateway's HTTP surface, without ports: main.ts listens, tests use inject(). */
@@ -23,14 +29,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: deps.logger as FastifyBaseLogger,
     disableRequestLogging: true,
     bodyLimit: BODY_LIMIT,
+    // A path segment may name a user (membership routes): up to 256 characters, each up to 12 when percent-encoded.
+    maxParamLength: 3072,
     ...serverOptionsOf(deps.http),
     // Event streams are long-lived; shutting down must not wait for their clients to leave.
     forceCloseConnections: true,
     // A URL that does not decode is answered before routing: through the same problem mapping.
     frameworkErrors: handleError,
+    // Requests refused below routing (not HTTP/1.1, a head too large, too slow) get a problem document too.
+    clientErrorHandler: handleClientError,
   });
+  app.server.on("checkExpectation", answerUnmetExpectation);
   app.setErrorHandler(handleError);
+  app.addHook("onRequest", requireHost);
   registerJsonBodyParser(app);
+  // Before every route (and the not-found handler): a refused request never reaches one.
+  if (deps.rateLimits) registerRateLimits(app, { ...deps.rateLimits, authenticate: deps.authenticate });
   app.setNotFoundHandler(notFoundHandler);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
@@ -44,5 +58,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerAdminRoutes(app, deps);
   registerStatusRoutes(app, deps);
   registerKnowledgeRoutes(app, deps);
+  registerMemberRoutes(app, deps);
+  registerDatasetRoutes(app, deps);
   return app;
 }

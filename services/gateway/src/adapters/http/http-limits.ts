@@ -20,6 +20,7 @@ export function serverOptionsOf(limits: HttpLimits = {}) {
     maxRequestsPerSocket: limits.maxRequestsPerSocket ?? 1_000,
     // Node checks request deadlines on this interval (default 30 s): check often enough that a deadline holds
     // to within a quarter of itself.
-    http: { connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeout / 4))) },
+    // Host is checked by the requireHost hook instead, so that its refusal is a problem document too.
+    http: { connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(requestTimeout / 4))), requireHostHeader: false },
   };
 }

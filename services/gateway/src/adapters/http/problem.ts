@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { StewardError, UnavailableError, isPostgresUnavailable, type Logger } from "@steward/platform";
+import { RateLimitedError, StewardError, UnavailableError, isPostgresUnavailable, type Logger } from "@steward/platform";
 
 /** The problem-details body every error answer carries (RFC 9457), with Steward's numeric `code`. */
 export interface Problem {
@@ -15,11 +15,14 @@ const titles: Record<number, string> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
+  408: "Request Timeout",
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  417: "Expectation Failed",
   422: "Unprocessable Content",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   503: "Service Unavailable",
 };
@@ -31,7 +34,8 @@ export const UNSUPPORTED_MEDIA_TYPE = 10415;
 /** The limit on request bodies, in bytes. */
 export const BODY_LIMIT = 256 * 1024;
 
-function problemOf(status: number, code: number, detail: string): Problem {
+/** The problem document for a status, a Steward code and a detail safe to show. */
+export function problemOf(status: number, code: number, detail: string): Problem {
   return { type: `https://steward.dev/problems/${code}`, title: titles[status] ?? "Error", status, code, detail };
 }
 
@@ -65,6 +69,7 @@ export function createErrorHandler(logger: Logger) {
     }
     if (problem.status === 401) reply.header("www-authenticate", 'Bearer realm="steward"');
     if (problem.status === 503) reply.header("retry-after", "1");
+    if (error instanceof RateLimitedError) reply.header("retry-after", String(error.retryAfterSeconds));
     void reply.status(problem.status).type("application/problem+json").send(problem);
   };
 }

@@ -28,7 +28,11 @@ export const InputBody = Type.Object({ answer: Type.String({ minLength: 1, maxLe
 
 /** POST /v1/agents/runs/:id/confirmation */
 export const ConfirmationBody = Type.Object(
-  { decision: Type.Union([Type.Literal("approve"), Type.Literal("reject")]) },
+  {
+    decision: Type.Union([Type.Literal("approve"), Type.Literal("reject")]),
+    /** The `fingerprint` of the confirmation_required the client showed; another call waiting → 409. */
+    fingerprint: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
+  },
   { additionalProperties: false },
 );
 

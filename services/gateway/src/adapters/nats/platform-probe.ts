@@ -8,12 +8,13 @@ import type { BusView } from "../../app/platform-status";
  * What the bus knows: every live instance answering the status ping within `windowMs` (scatter-gather on
  * a core NATS inbox), the runners' durable consumer, and the dead-letter stream.
  */
-export function createBusProbe(nc: () => NatsConnection | undefined, names: BusNames, options: { windowMs?: number } = {}) {
+export function createBusProbe(nc: () => NatsConnection | undefined, names: BusNames, options: { windowMs?: number; inboxPrefix?: string } = {}) {
   const windowMs = options.windowMs ?? 400;
 
   async function instances(conn: NatsConnection): Promise<InstanceStatus[]> {
     const found: InstanceStatus[] = [];
-    const inbox = conn.subscribe(createInbox());
+    // The connection's own inbox prefix: with a NATS user per service, the gateway may subscribe there only.
+    const inbox = conn.subscribe(createInbox(options.inboxPrefix));
     const collecting = (async () => {
       for await (const m of inbox) {
         try {
@@ -22,7 +23,8 @@ export function createBusProbe(nc: () => NatsConnection | undefined, names: BusN
           // not a status answer
         }
       }
-    })();
+      // A subscription the server refused (say, a permission) ends the answers; it must not end the process.
+    })().catch(() => undefined);
     conn.publish(names.statusPing, "", { reply: inbox.getSubject() });
     await new Promise((resolve) => setTimeout(resolve, windowMs));
     inbox.unsubscribe();

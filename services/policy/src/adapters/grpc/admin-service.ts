@@ -89,7 +89,7 @@ export function policyAdminService(admin: PolicyAdmin, logger: Logger): PolicyAd
           resourceId: q.resourceId,
           elevated: q.elevated,
         });
-        return { permit: r.permit, policyIds: [...r.policyIds], version: r.version, errors: [...r.errors] };
+        return { permit: r.permit, code: r.code, policyIds: [...r.policyIds], version: r.version, errors: [...r.errors] };
       }, cb),
     activatePolicySet: (call, cb) => respond(async () => setInfo(await admin.activate(tenant(call.request.tenantId), call.request.version)), cb),
     queryDecisions: (call, cb) =>

@@ -104,7 +104,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
     const draft = await replicas[0].admin.uploadPolicySet({ tenantId: "acme", policies: strict, createdBy: "root" });
     expect(draft).toMatchObject({ version: 2, status: "draft", policyIds: ["admins-only"] });
     const dry = await replicas[0].admin.dryRun({ tenantId: "acme", version: 2, userId: "alice", roles: ["member"], action: "agent.run.create", resourceType: "run", resourceId: "", elevated: false });
-    expect(dry).toMatchObject({ permit: false, version: 2 });
+    expect(dry).toMatchObject({ permit: false, code: "60500", version: 2 });
     const alice = { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true };
     expect((await ask(replicas[1], alice)).permit).toBe(true); // replica 1 caches version 1
     await replicas[0].admin.activatePolicySet({ tenantId: "acme", version: 2, activatedBy: "root" });
@@ -144,7 +144,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
       ["agent.run.create", false, "60503", ["overflowing-permit"], v2.version],
     ]);
     const dry = await replicas[0].admin.dryRun({ tenantId: "initech", version: v2.version, userId: "alice", roles: ["member"], action: "agent.run.read", resourceType: "run", resourceId: "", elevated: false });
-    expect(dry).toMatchObject({ permit: false, policyIds: ["overflowing-forbid"], version: v2.version });
+    expect(dry).toMatchObject({ permit: false, code: "60503", policyIds: ["overflowing-forbid"], version: v2.version });
     expect(dry.errors).toEqual([expect.stringMatching(/^overflowing-forbid: .*overflow/)]);
   });
 

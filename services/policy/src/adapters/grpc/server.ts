@@ -1,4 +1,4 @@
-import { createGrpcServer, grpc, grpcError, type Logger } from "@steward/platform";
+import { allowPeers, createGrpcServer, grpc, grpcError, type Logger, type PeerRules } from "@steward/platform";
 import { PolicyAdminService, PolicyDecisionService, type PolicyDecisionServer } from "@steward/proto";
 import type { DecisionHandler } from "../../app/decide-request";
 import type { PolicyAdmin } from "../../app/admin";
@@ -30,9 +30,18 @@ function policyDecisionService(handle: DecisionHandler, logger: Logger): PolicyD
   };
 }
 
-/** One gRPC server for the PDP and its administration. */
+/**
+ * Who may call the policy service (SPEC §10): its administration only the gateway (whose admin routes check
+ * the caller's own rights first); decisions the gateway (route points) and tool-exec (every tool call).
+ */
+export const policyPeers: PeerRules = {
+  "/steward.v1.PolicyAdmin/": ["gateway"],
+  "/steward.v1.PolicyDecision/": ["gateway", "tool-exec"],
+};
+
+/** One gRPC server for the PDP and its administration; with mutual TLS, only the peers above get through. */
 export function createPolicyGrpcServer(deps: { handle: DecisionHandler; admin: PolicyAdmin; logger: Logger }): grpc.Server {
-  const server = createGrpcServer();
+  const server = createGrpcServer({ interceptors: [allowPeers(policyPeers, deps.logger)] });
   server.addService(PolicyDecisionService, policyDecisionService(deps.handle, deps.logger));
   server.addService(PolicyAdminService, policyAdminService(deps.admin, deps.logger));
   return server;

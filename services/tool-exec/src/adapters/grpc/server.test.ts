@@ -82,6 +82,7 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
     await pool.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'alice', ARRAY['member'])");
 
     policy = await launcher.startService("policy", {
+      STEWARD_ENV: "test",
       DATABASE_URL: db.url,
       NATS_URL: natsUrl,
       STEWARD_NATS_NAMESPACE: freshNamespace("tx"),

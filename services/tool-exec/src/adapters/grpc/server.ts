@@ -1,17 +1,25 @@
-import { createGrpcServer, grpc, grpcError, isPostgresUnavailable, type Logger } from "@steward/platform";
+import { allowPeers, createGrpcServer, grpc, grpcError, isPostgresUnavailable, type Logger, type PeerRules } from "@steward/platform";
 import { ToolExecService, type ToolExecServer } from "@steward/proto";
 import type { ToolRegistry } from "../../domain/registry";
 import { InvalidArgumentsError, ToolUnavailableError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
+import { RunNotOwnedError } from "../../app/run-owner";
 
-/** Maps the handler's errors to gRPC statuses, once: unknown tool → NOT_FOUND, bad arguments → INVALID_ARGUMENT. */
+/**
+ * Maps the handler's errors to gRPC statuses, once: unknown tool → NOT_FOUND, bad arguments → INVALID_ARGUMENT,
+ * a run that is not the caller's tenant's and user's → PERMISSION_DENIED.
+ */
 function toStatus(err: unknown, logger: Logger): grpc.ServiceError {
   if (err instanceof UnknownToolError) return grpcError(grpc.status.NOT_FOUND, err.message);
+  if (err instanceof RunNotOwnedError) return grpcError(grpc.status.PERMISSION_DENIED, err.message);
   if (err instanceof InvalidArgumentsError) return grpcError(grpc.status.INVALID_ARGUMENT, err.message);
   // The caller tries again later: nothing of the call was kept.
   if (err instanceof ToolUnavailableError || isPostgresUnavailable(err)) return grpcError(grpc.status.UNAVAILABLE, "tool-exec cannot reach its database");
   logger.error({ err }, "invoke failed");
   return grpcError(grpc.status.UNKNOWN, "invoke failed");
 }
+
+/** Only the agent-runner drives tools (SPEC §10); with mutual TLS every other identity is refused. */
+export const toolExecPeers: PeerRules = { "/steward.v1.ToolExec/": ["agent-runner"] };
 
 interface ServerDeps {
   registry: ToolRegistry;
@@ -20,7 +28,7 @@ interface ServerDeps {
 }
 
 export function createToolExecGrpcServer(deps: ServerDeps): grpc.Server {
-  const server = createGrpcServer();
+  const server = createGrpcServer({ interceptors: [allowPeers(toolExecPeers, deps.logger)] });
   server.addService(ToolExecService, toolExecImpl(deps));
   return server;
 }
@@ -29,10 +37,10 @@ export function createToolExecGrpcServer(deps: ServerDeps): grpc.Server {
  * A server bound before its tools are ready (PostgreSQL may not answer yet): until `attach`, every call
  * answers UNAVAILABLE, which callers already treat as "try again".
  */
-export function createDeferredToolExecServer(): { server: grpc.Server; attach(deps: ServerDeps): void } {
+export function createDeferredToolExecServer(logger?: Logger): { server: grpc.Server; attach(deps: ServerDeps): void } {
   let impl: ToolExecServer | null = null;
   const starting = () => grpcError(grpc.status.UNAVAILABLE, "tool-exec is starting");
-  const server = createGrpcServer();
+  const server = createGrpcServer({ interceptors: [allowPeers(toolExecPeers, logger)] });
   server.addService(ToolExecService, {
     listTools: (call, callback) => (impl ? impl.listTools(call, callback) : callback(starting())),
     invoke: (call, callback) => (impl ? impl.invoke(call, callback) : callback(starting())),
@@ -66,6 +74,12 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
       const traceparent = call.metadata.get("traceparent")[0];
       const deadline = call.getDeadline();
       const deadlineAt = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+      // The caller's cancel, its deadline passing or its connection dropping stop the running tool (a query with
+      // it). A plain controller of this call only, its listener removed when the call ends.
+      const callerGone = new AbortController();
+      const onCancelled = () => callerGone.abort();
+      call.on("cancelled", onCancelled);
+      if (call.cancelled) onCancelled();
       deps
         .invoke({
           runId: req.runId,
@@ -78,6 +92,7 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
           elevationSessionId: req.elevationSessionId,
           traceparent: typeof traceparent === "string" ? traceparent : undefined,
           deadlineMs: Number.isFinite(deadlineAt) ? deadlineAt - Date.now() - 50 : undefined,
+          signal: callerGone.signal,
         })
         .then((o) =>
           callback(null, {
@@ -89,7 +104,8 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
             nextState: o.nextState ?? "",
           }),
         )
-        .catch((err: unknown) => callback(toStatus(err, deps.logger)));
+        .catch((err: unknown) => callback(toStatus(err, deps.logger)))
+        .finally(() => call.removeListener("cancelled", onCancelled));
     },
   };
   return impl;

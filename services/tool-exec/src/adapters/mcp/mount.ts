@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { McpPolicyPoint } from "@steward/contract";
 import type { Logger } from "@steward/platform";
 import type { AnyToolDefinition, ToolOutcome } from "../../domain/tool";
+import { accessOf, describeHints, unknownConfiguredTools } from "./access";
 import type { McpServerConfig } from "./config";
 
 export interface MountedMcp {
@@ -25,11 +26,18 @@ function textOf(content: unknown): string[] {
     .map((c) => c.text.slice(0, 20_000));
 }
 
+/** A mounted tool's description: the server's text, then the server and its hints, marked as hints only. */
+export function mountedDescription(server: string, description: string, hints: string): string {
+  const suffix = hints ? ` (MCP server ${server}; server's hints, not applied: ${hints})` : ` (MCP server ${server})`;
+  return `${description.slice(0, 1000 - suffix.length)}${suffix}`;
+}
+
 /**
  * Connects to each configured MCP server and turns its tools into registry tools: policy point
- * `mcp.<server>.<tool>` (so every call goes through the PDP and the decision log like any other), safety and
- * idempotency from the tool's annotations, a timeout that never outlasts the run's deadline, and one opossum
- * breaker per server. A tool that answers isError is a tool failure (the model gets the controlled result).
+ * `mcp.<server>.<tool>` (so every call goes through the PDP and the decision log like any other), safety,
+ * confirmation and idempotency from Steward's configuration (`accessOf`; the server's annotations are only
+ * shown, in the description and the mount log), a timeout that never outlasts the run's deadline, and one
+ * opossum breaker per server. A tool that answers isError is a tool failure (the model gets the controlled result).
  */
 export async function mountMcpServers(configs: readonly McpServerConfig[], logger: Logger): Promise<MountedMcp> {
   const clients: Client[] = [];
@@ -49,20 +57,23 @@ export async function mountMcpServers(configs: readonly McpServerConfig[], logge
       { timeout: false, errorThresholdPercentage: 50, volumeThreshold: 5, resetTimeout: 30_000 },
     );
     const { tools: listed } = await client.listTools();
+    const mounted: Array<Record<string, unknown>> = [];
     for (const t of listed) {
       const point = `mcp.${config.name}.${t.name}` as McpPolicyPoint;
-      const readOnly = t.annotations?.readOnlyHint === true;
+      const access = accessOf(config, t.name);
+      const hints = describeHints(t.annotations);
+      mounted.push({ tool: t.name, safety: access.safety, require_confirmation: access.requireConfirmation, idempotent: access.idempotent, server_hints: hints });
       tools.push({
         name: mountedName(config.name, t.name),
-        description: `${t.description ?? t.name} (MCP server ${config.name})`.slice(0, 1000),
+        description: mountedDescription(config.name, t.description ?? t.name, hints),
         input: Type.Unsafe<Record<string, unknown>>(t.inputSchema as object),
         validate: (input) => (input && typeof input === "object" && !Array.isArray(input) ? null : "arguments must be an object"),
         normalise: (input: Record<string, unknown>) => input,
-        safety: readOnly ? "read" : "write",
+        safety: access.safety,
         policyPoint: point,
-        idempotent: t.annotations?.idempotentHint === true,
+        idempotent: access.idempotent,
         abortOnDeny: false,
-        requireConfirmation: t.annotations?.destructiveHint === true,
+        requireConfirmation: access.requireConfirmation,
         exploration: false,
         async run(ctx, input: Record<string, unknown>): Promise<ToolOutcome> {
           const budget = Math.max(100, Math.min(timeoutMs, ctx.remainingMs));
@@ -72,7 +83,9 @@ export async function mountMcpServers(configs: readonly McpServerConfig[], logge
         },
       });
     }
-    logger.info({ server: config.name, transport: config.transport, tools: listed.map((t) => t.name) }, "MCP server mounted");
+    const unknown = unknownConfiguredTools(config, listed.map((t) => t.name));
+    if (unknown.length > 0) logger.warn({ server: config.name, tools: unknown }, "MCP_SERVERS configures tools the server does not offer");
+    logger.info({ server: config.name, transport: config.transport, tools: mounted }, "MCP server mounted");
   }
   return {
     tools,

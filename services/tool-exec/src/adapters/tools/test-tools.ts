@@ -7,6 +7,7 @@ const CounterInput = Type.Object(
   { additionalProperties: false },
 );
 const NoteInput = Type.Object({ note: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false });
+const BigInput = Type.Object({ bytes: Type.Integer({ minimum: 1, maximum: 4_000_000 }) }, { additionalProperties: false });
 
 type Counter = { key: string; delay_ms?: number };
 type Note = { note?: string };
@@ -94,6 +95,12 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
     testTool("test_fail", "always fails, with an internal error text that must never reach the model.", async () => {
       throw new Error("connection to 10.0.0.7 refused; password=hunter2");
     }),
+    testTool<{ bytes: number }>(
+      "test_big_result",
+      "answers one row whose text cell is `bytes` characters long (a dataset cell too big for an event).",
+      async (_ctx, input) => ({ result: { columns: ["id", "body"], rows: [[1, "0123456789".repeat(Math.ceil(input.bytes / 10)).slice(0, input.bytes)]], row_count: 1 } }),
+      { input: BigInput, normalise: (i: { bytes: number }) => ({ bytes: i.bytes }) },
+    ),
     testTool("test_guarded", "a tool the run depends on (AbortOnDeny) behind a point members do not hold.", async () => ({ result: { ran: true } }), {
       policyPoint: "knowledge.document.write",
       abortOnDeny: true,

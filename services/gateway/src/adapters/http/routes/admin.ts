@@ -18,7 +18,8 @@ export interface AdminRoutesDeps {
 const PoliciesBody = Type.Object({ policies: Type.String({ minLength: 1, maxLength: 200_000 }) }, { additionalProperties: false });
 const DryRunBody = Type.Object(
   {
-    version: Type.Optional(Type.Integer({ minimum: 1 })),
+    // int32 on the wire (PolicyAdmin.DryRun): a larger number is a bad request, not a failed encoding.
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
     user_id: Type.String({ minLength: 1, maxLength: 256 }),
     roles: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 }),
     action: Type.String({ minLength: 1, maxLength: 128 }),
@@ -113,7 +114,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
         elevated: b.elevated ?? false,
       }),
     );
-    return { permit: r.permit, policy_ids: r.policyIds, version: r.version, errors: r.errors };
+    // The decision a live call would get, its code included (60503 when a policy errors), as the audit log shows it.
+    return { permit: r.permit, code: r.code || null, policy_ids: r.policyIds, version: r.version, errors: r.errors };
   });
 
   app.post("/v1/admin/elevations", async (request, reply) => {

@@ -103,7 +103,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     const id = runIdOf(request);
     const principal = await guard(request, "agent.run.control", id);
     const body = parseOr400(ConfirmationBody, request.body, "the request body");
-    return deps.controls.confirm(principal, id, body.decision, traceparentOf(request));
+    return deps.controls.confirm(principal, id, body.decision, traceparentOf(request), body.fingerprint);
   });
 
   app.post("/v1/agents/runs/:id/cancel", async (request) => {
@@ -119,6 +119,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
     const run = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, id);
     if (!run) throw new NotFoundError();
     if (String(request.headers.accept ?? "").includes("text/event-stream")) {
+      // HEAD of a stream: its headers, and no stream (Node would send nothing until the stream ended).
+      if (request.method === "HEAD") return reply.header("content-type", "text/event-stream").header("cache-control", "no-store").send();
       const after = resumePoint(request.headers["last-event-id"], query.after);
       if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
       const owner = { tenantId: principal.tenantId, userId: principal.userId };

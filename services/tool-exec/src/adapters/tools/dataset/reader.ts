@@ -37,7 +37,14 @@ const SETUP = `SELECT pg_backend_pid() AS pid,
                                      FROM pg_settings s WHERE s.name = 'statement_timeout')::text, true),
   set_config('search_path', $2, true)`;
 
-const cancelled = () => new DatasetQueryError("QUERY_CANCELLED", "the call was cancelled and its query stopped");
+/** What an aborted call answers: its own time ran out (the tool's timeout), or the caller cancelled it. */
+const stopped = (signal: AbortSignal | undefined) => {
+  const reason = signal?.reason as { name?: string } | string | undefined;
+  if (reason === "timeout" || (typeof reason === "object" && reason?.name === "TimeoutError")) {
+    return new DatasetQueryError("QUERY_TIMEOUT", "the query ran longer than allowed and was stopped");
+  }
+  return new DatasetQueryError("QUERY_CANCELLED", "the call was cancelled and its query stopped");
+};
 
 /**
  * The dataset connection, as a login role that may only read the dataset's database. Walls: the role
@@ -51,7 +58,7 @@ export function createDatasetReader(connectionString: string, schema: string, li
   guardPool(pool);
 
   async function inReadOnly<T>(signal: AbortSignal | undefined, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    if (signal?.aborted) throw cancelled();
+    if (signal?.aborted) throw stopped(signal);
     const client = await pool.connect();
     let pid = 0;
     let aborted = false;
@@ -64,10 +71,10 @@ export function createDatasetReader(connectionString: string, schema: string, li
       await client.query("BEGIN READ ONLY");
       const setup = await client.query<{ pid: number }>(SETUP, [Math.floor(limits.timeoutMs), pg.escapeIdentifier(schema)]);
       pid = setup.rows[0].pid;
-      if (aborted) throw cancelled();
+      if (aborted) throw stopped(signal);
       return await work(client);
     } catch (err) {
-      if (aborted) throw cancelled();
+      if (aborted) throw stopped(signal);
       throw err instanceof DatasetQueryError ? err : classify(err);
     } finally {
       signal?.removeEventListener("abort", onAbort);

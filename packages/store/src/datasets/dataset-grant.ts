@@ -1,0 +1,32 @@
+/** A tenant's grant of a named dataset (the connection details stay in tool-exec's configuration). */
+export interface DatasetGrant {
+  readonly dataset: string;
+  /** Roles that may focus the dataset, sorted; empty: every member of the tenant. */
+  readonly roles: string[];
+  readonly granted_by: string;
+  readonly reason: string | null;
+  readonly granted_at: string;
+}
+
+/** One recorded grant, change of roles or revocation, for the tenant's administrators. */
+export interface DatasetGrantChange {
+  readonly id: number;
+  readonly dataset: string;
+  readonly change: "granted" | "revoked";
+  /** The grant's roles after the change; for a revocation, the roles it had. */
+  readonly roles: string[];
+  readonly changed_by: string;
+  readonly reason: string | null;
+  readonly changed_at: string;
+}
+
+/** Who changes a grant, and why (recorded with the change). */
+export interface DatasetGrantActor {
+  readonly userId: string;
+  readonly reason?: string | null;
+}
+
+/** A dataset's name: what tool-exec's DATASETS keys and the model's focus_dataset use. */
+export const DATASET_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+export const GRANT_COLUMNS = "dataset, roles, granted_by, reason, granted_at";

@@ -1,0 +1,62 @@
+import { settleBatch, type AttemptedRow } from "./settle-batch";
+import { classifyPublishError } from "./publish-failure";
+
+const policy = { maxAttempts: 3, retryBaseMs: 1000, retryMaxMs: 30_000 };
+const ok = (id: number): AttemptedRow => ({ id, subject: `s.${id}`, attempts: 0, failure: null });
+const refused = (id: number, attempts = 0): AttemptedRow => ({ id, subject: `s.${id}`, attempts, failure: { kind: "refused", reason: "too large" } });
+const outage = (id: number, noResponders = false): AttemptedRow => ({ id, subject: `s.${id}`, attempts: 0, failure: { kind: "outage", noResponders } });
+
+describe("settleBatch: what each tried outbox row becomes", () => {
+  it("given every row published, then all are marked", () => {
+    expect(settleBatch([ok(1), ok(2)], policy)).toEqual({ published: [1, 2], refused: [], untouched: 0 });
+  });
+
+  it("given a refused row in the middle, then it is counted with a backoff and the rows behind it are marked", () => {
+    expect(settleBatch([ok(1), refused(2), ok(3)], policy)).toEqual({
+      published: [1, 3],
+      refused: [{ id: 2, subject: "s.2", attempts: 1, reason: "too large", setAside: false, retryInMs: 1000 }],
+      untouched: 0,
+    });
+  });
+
+  it("given a refused row at its last attempt, then it is set aside", () => {
+    const { refused: rows } = settleBatch([refused(7, 2)], policy);
+    expect(rows).toEqual([{ id: 7, subject: "s.7", attempts: 3, reason: "too large", setAside: true, retryInMs: 4000 }]);
+  });
+
+  it("given an outage, then the batch stops there: nothing from it on is counted or marked", () => {
+    expect(settleBatch([ok(1), outage(2), ok(3), refused(4)], policy)).toEqual({ published: [1], refused: [], untouched: 3 });
+    expect(settleBatch([outage(1, true), outage(2, true)], policy)).toEqual({ published: [], refused: [], untouched: 2 });
+  });
+
+  it("given no responders for one subject while a later row went through, then no stream takes it: refused", () => {
+    const { refused: rows, published } = settleBatch([outage(1, true), ok(2)], policy);
+    expect(published).toEqual([2]);
+    expect(rows).toMatchObject([{ id: 1, attempts: 1, reason: "no JetStream stream takes subject s.1", setAside: false }]);
+  });
+
+  it("caps the backoff", () => {
+    expect(settleBatch([refused(1, 9)], { ...policy, maxAttempts: 20 }).refused[0].retryInMs).toBe(30_000);
+  });
+});
+
+describe("classifyPublishError", () => {
+  const named = (name: string, extra: object = {}) => Object.assign(new Error("m"), { name }, extra);
+
+  it("refuses what is about the message: a client-side refusal or a JetStream 4xx", () => {
+    expect(classifyPublishError(named("InvalidArgumentError"))).toMatchObject({ kind: "refused" });
+    expect(classifyPublishError(named("InvalidSubjectError"))).toMatchObject({ kind: "refused" });
+    expect(classifyPublishError(named("JetStreamApiError", { status: 400, code: 10054 }))).toMatchObject({
+      kind: "refused",
+      reason: "JetStream refused it (400, err_code 10054): m",
+    });
+  });
+
+  it("calls everything else an outage: timeouts, closed connections, JetStream 5xx, unknown errors", () => {
+    expect(classifyPublishError(named("TimeoutError"))).toEqual({ kind: "outage", noResponders: false });
+    expect(classifyPublishError(named("ClosedConnectionError"))).toEqual({ kind: "outage", noResponders: false });
+    expect(classifyPublishError(named("JetStreamApiError", { status: 503, code: 10008 }))).toEqual({ kind: "outage", noResponders: false });
+    expect(classifyPublishError(new Error("?"))).toEqual({ kind: "outage", noResponders: false });
+    expect(classifyPublishError(named("JetStreamNotEnabled"))).toEqual({ kind: "outage", noResponders: true });
+  });
+});

@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import { createPool, type Pool } from "@steward/platform";
+import { freshDatabase } from "../../../../test/support/databases";
+import { admitDeferred } from "./admission";
+import { claimRun } from "./lease";
+
+describe("run admission: at most N of a tenant's runs in flight, across runners (real PostgreSQL)", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: Pool;
+
+  beforeAll(async () => {
+    db = await freshDatabase("steward_admission");
+    pool = createPool(db.url, { max: 12 });
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await db?.drop();
+  });
+
+  async function queuedRuns(tenant: string, count: number): Promise<string[]> {
+    const ids = Array.from({ length: count }, () => randomUUID());
+    await pool.query(
+      `INSERT INTO runs (id, tenant_id, created_by, state, mode, input, created_at, deadline_at, usage, version)
+       SELECT id, $2, 'u', 'queued', 'execute', 'q', clock_timestamp() + make_interval(secs => ord / 1000.0),
+              clock_timestamp() + interval '1 hour', '{}', 1
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, ord)`,
+      [ids, tenant],
+    );
+    return ids;
+  }
+
+  it("claims from many runners at once admit exactly the limit and defer the rest; an ended run admits the oldest deferred", async () => {
+    const ids = await queuedRuns("t-flood", 20);
+    const outcomes = await Promise.all(
+      ids.map((id, i) => claimRun(pool, id, `runner-${i % 4}`, 30_000, { tenantId: "t-flood", maxRunning: 3 })),
+    );
+    const claimed = ids.filter((_, i) => outcomes[i].kind === "claimed");
+    expect(claimed).toHaveLength(3);
+    expect(outcomes.filter((o) => o.kind === "deferred")).toHaveLength(17);
+
+    // Another tenant is not held back by the first one's limit.
+    const [other] = await queuedRuns("t-quiet", 1);
+    expect(await claimRun(pool, other, "runner-0", 30_000, { tenantId: "t-quiet", maxRunning: 3 })).toEqual({ kind: "claimed" });
+
+    // Nothing frees a place yet: nothing is admitted.
+    expect(await admitDeferred(pool, "ns", "t-flood", 3)).toEqual([]);
+    // One ends: the oldest deferred run is admitted and its command goes to the outbox.
+    await pool.query("UPDATE runs SET state = 'succeeded' WHERE id = $1", [claimed[0]]);
+    const deferred = ids.filter((id) => !claimed.includes(id));
+    const admitted = await admitDeferred(pool, "ns", "t-flood", 3);
+    expect(admitted).toEqual([deferred[0]]);
+    const { rows } = await pool.query<{ payload: { run_id: string } }>("SELECT payload FROM outbox WHERE payload::jsonb->>'run_id' = $1", [deferred[0]]);
+    expect(rows).toHaveLength(1);
+    // The admitted run's command is claimed like any other; a deferred one's duplicate command is deferred again.
+    expect(await claimRun(pool, deferred[0], "runner-1", 30_000, { tenantId: "t-flood", maxRunning: 3 })).toEqual({ kind: "claimed" });
+    expect(await claimRun(pool, deferred[1], "runner-1", 30_000, { tenantId: "t-flood", maxRunning: 3 })).toEqual({ kind: "deferred" });
+  });
+
+  it("without a limit a queued run is claimed as before", async () => {
+    const [id] = await queuedRuns("t-free", 1);
+    expect(await claimRun(pool, id, "runner-0", 30_000)).toEqual({ kind: "claimed" });
+  });
+});

@@ -1,0 +1,48 @@
+import { NotFoundError, ValidationError, type Pool } from "@steward/platform";
+import {
+  DATASET_NAME,
+  grantDataset,
+  listDatasetGrantChanges,
+  listDatasetGrants,
+  revokeDataset,
+  type DatasetGrant,
+  type DatasetGrantChange,
+} from "@steward/store";
+import { ROLE_NAME } from "../domain/membership-names";
+import type { Principal } from "../adapters/http/auth";
+
+/** The most roles one grant may name. */
+export const GRANT_ROLES_MAX = 32;
+
+/**
+ * A tenant administrator's view of the tenant's datasets: which named datasets its members may focus (all of
+ * them, or those holding one of some roles). Always the administrator's own tenant, never another.
+ */
+export interface DatasetAdmin {
+  list(admin: Principal): Promise<DatasetGrant[]>;
+  /** Grants a dataset (422 for a name or role that does not fit); `changed` is false when it was granted so already. */
+  grant(admin: Principal, dataset: string, roles: readonly string[], reason?: string): Promise<{ grant: DatasetGrant; changed: boolean }>;
+  /** Revokes a grant; 404 when the tenant holds none of that name. */
+  revoke(admin: Principal, dataset: string, reason?: string): Promise<DatasetGrant>;
+  changes(admin: Principal, filter: { dataset?: string; afterId?: number; limit: number }): Promise<DatasetGrantChange[]>;
+}
+
+/** Grants through the store, scoped by the administrator's tenant; every grant and revocation recorded with who and why. */
+export function createDatasetAdmin(deps: { pool: Pool }): DatasetAdmin {
+  return {
+    list: (admin) => listDatasetGrants(deps.pool, admin.tenantId),
+    async grant(admin, dataset, roles, reason) {
+      if (!DATASET_NAME.test(dataset)) throw new ValidationError("a dataset name is 1 to 63 lower-case letters, digits or _, starting with a letter");
+      if (roles.length > GRANT_ROLES_MAX || !roles.every((r) => ROLE_NAME.test(r))) {
+        throw new ValidationError(`roles are at most ${GRANT_ROLES_MAX} names of 1 to 64 letters, digits or _ . : -, each starting with a letter or digit`);
+      }
+      return grantDataset(deps.pool, admin.tenantId, dataset, roles, { userId: admin.userId, reason });
+    },
+    async revoke(admin, dataset, reason) {
+      const revoked = DATASET_NAME.test(dataset) ? await revokeDataset(deps.pool, admin.tenantId, dataset, { userId: admin.userId, reason }) : null;
+      if (!revoked) throw new NotFoundError("the tenant holds no grant of this dataset");
+      return revoked;
+    },
+    changes: (admin, filter) => listDatasetGrantChanges(deps.pool, admin.tenantId, filter),
+  };
+}

@@ -1,0 +1,15 @@
+import type { Pool } from "@steward/platform";
+import type { RunOwners } from "../../app/run-owner";
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Run ownership read from the runs projection (one primary-key lookup per call). */
+export function createPgRunOwners(pool: Pool): RunOwners {
+  return {
+    async owns(runId, tenantId, userId) {
+      if (!uuid.test(runId)) return false;
+      const { rowCount } = await pool.query("SELECT 1 FROM runs WHERE id = $1 AND tenant_id = $2 AND created_by = $3", [runId, tenantId, userId]);
+      return rowCount === 1;
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import type { Pool } from "@steward/platform";
+import { datasetsFor, focusDataset, focusedDataset } from "@steward/store";
+
+/** Which datasets a run's user may use, and which one the run has in focus (PostgreSQL implements it). */
+export interface DatasetAccess {
+  /** The datasets the tenant grants the user right now (all members, or a role the user holds now). */
+  granted(tenantId: string, userId: string): Promise<string[]>;
+  /** Makes `dataset` the run's focus; the latest focus of a run wins. */
+  focus(focus: { runId: string; tenantId: string; dataset: string; stepNo: number }): Promise<void>;
+  /** The run's focus in this tenant and whether the user may still use it; null when the run focused none. */
+  focused(runId: string, tenantId: string, userId: string): Promise<{ dataset: string; allowed: boolean } | null>;
+}
+
+/** Grants and focus read from the application's database (tenant_datasets, run_datasets, memberships). */
+export function createPgDatasetAccess(pool: Pool): DatasetAccess {
+  return {
+    granted: (tenantId, userId) => datasetsFor(pool, tenantId, userId),
+    focus: (focus) => focusDataset(pool, focus),
+    focused: (runId, tenantId, userId) => focusedDataset(pool, runId, tenantId, userId),
+  };
+}

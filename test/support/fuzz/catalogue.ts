@@ -1,0 +1,174 @@
+import type { FuzzFixture, SeededDocument, SeededRun } from "./fixture";
+import type { Rng } from "./prng";
+import { datasetSegment, documentSegment, oddSegment, roleSegment, runSegment, seededUuid, userSegment, versionSegment } from "./segments";
+import type { Who } from "./tokens";
+import { fuzzString } from "./values";
+
+/** The path a request names, and the seeded resource it addresses, if any. */
+export interface Target {
+  readonly path: string;
+  readonly run?: SeededRun;
+  readonly document?: SeededDocument;
+}
+
+/** One route the gateway serves (services/gateway/src/adapters/http/app.ts and routes/*), as the fuzz drives it. */
+export interface RouteSpec {
+  readonly name: string;
+  readonly method: string;
+  readonly weight: number;
+  /** Answered without credentials (probes, unknown paths): no token rule applies. */
+  readonly open?: boolean;
+  /** The path; `who` is the principal the request's token names, so that some requests address its own runs. */
+  readonly target: (rng: Rng, fx: FuzzFixture, who: Who | undefined) => Target;
+  /** A body the route accepts; the generator then bends it. */
+  readonly body?: (rng: Rng, fx: FuzzFixture) => unknown;
+  /** A query the route accepts, key by key. */
+  readonly query?: (rng: Rng, fx: FuzzFixture) => Record<string, string>;
+  /** Headers that make the request what the route name says (an event stream). */
+  readonly headers?: (rng: Rng) => Record<string, string>;
+}
+
+const pageQuery = (rng: Rng): Record<string, string> => {
+  const q: Record<string, string> = {};
+  if (rng.chance(0.5)) q.page = rng.pick(["1", "2", "999999999"]);
+  if (rng.chance(0.5)) q.page_size = rng.pick(["1", "20", "100"]);
+  return q;
+};
+const afterQuery = (rng: Rng): Record<string, string> => {
+  const q: Record<string, string> = {};
+  if (rng.chance(0.5)) q.after = rng.pick(["0", "1", "3", "999999999"]);
+  if (rng.chance(0.5)) q.limit = rng.pick(["1", "100", "1000"]);
+  return q;
+};
+const fixed = (path: string) => (): Target => ({ path });
+const onRun = (suffix: string, control = false) => (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
+  const { segment, run } = runSegment(rng, fx, who, control);
+  return { path: `/v1/agents/runs/${segment}${suffix}`, run };
+};
+
+/** The policy texts an upload sends: the default set (with a comment or not) or text Cedar refuses. */
+function policyText(rng: Rng, fx: FuzzFixture): string {
+  return rng.pick([
+    fx.defaultPolicies,
+    `// fuzz ${rng.int(0, 1e6)}\n${fx.defaultPolicies}`,
+    fx.defaultPolicies.replace(/;/, ""),
+    `permit(${fuzzString(rng)}`,
+    `forbid (principal, action, resource) when { ${fuzzString(rng)}`,
+    `permit(principal, action, resource) when { 9223372036854775807 + 1 == 0 ` /* unterminated */,
+  ]);
+}
+
+type Parts = Omit<RouteSpec, "name" | "method" | "weight">;
+/** A route by its name (`METHOD /path`), how often it is drawn, and how its requests are made. */
+const route = (name: string, weight: number, parts: Parts): RouteSpec => ({ name, method: name.split(" ")[0], weight, ...parts });
+const maybe = <T extends object>(rng: Rng, p: number, value: () => T): T | object => (rng.chance(p) ? value() : {});
+
+export const ROUTES: readonly RouteSpec[] = [
+  route("POST /v1/agents/runs", 10, {
+    target: fixed("/v1/agents/runs"),
+    body: (rng) => ({
+      input: `fuzz run ${rng.int(0, 1e6)}`,
+      ...maybe(rng, 0.3, () => ({ mode: rng.pick(["agent", "ask"]) })),
+      ...maybe(rng, 0.3, () => ({ response_language: rng.pick(["en", "de-CH", "zh-Hant-TW"]) })),
+    }),
+  }),
+  route("GET /v1/agents/runs", 6, {
+    target: fixed("/v1/agents/runs"),
+    query: (rng) => ({ ...pageQuery(rng), ...maybe(rng, 0.3, () => ({ sort: "created_at desc" })) }),
+  }),
+  route("GET /v1/agents/runs/:id", 10, { target: onRun("") }),
+  route("GET /v1/agents/runs/:id/events", 8, { target: onRun("/events"), query: afterQuery }),
+  route("GET /v1/agents/runs/:id/events (SSE)", 5, {
+    target: onRun("/events"),
+    query: (rng) => maybe(rng, 0.3, () => ({ after: rng.pick(["0", "2", "999"]) })) as Record<string, string>,
+    headers: (rng) => ({ accept: "text/event-stream", ...maybe(rng, 0.4, () => ({ "last-event-id": rng.pick(["1", "3", "999"]) })) }),
+  }),
+  // Fastify answers HEAD for every GET route: an event stream asked for by HEAD must be answered too.
+  route("HEAD /v1/agents/runs/:id/events (SSE)", 3, { target: onRun("/events"), headers: () => ({ accept: "text/event-stream" }) }),
+  route("POST /v1/agents/runs/:id/input", 6, { target: onRun("/input", true), body: (rng) => ({ answer: rng.pick(["EU", "yes", "Continue exploring"]) }) }),
+  route("POST /v1/agents/runs/:id/confirmation", 6, {
+    target: onRun("/confirmation", true),
+    body: (rng) => ({ decision: rng.pick(["approve", "reject"]), ...maybe(rng, 0.3, () => ({ fingerprint: "ab".repeat(32) })) }),
+  }),
+  route("POST /v1/agents/runs/:id/cancel", 5, { target: onRun("/cancel", true) }),
+  route("POST /v1/knowledge/documents", 3, {
+    target: fixed("/v1/knowledge/documents"),
+    body: (rng) => ({ title: `fuzz doc ${rng.int(0, 1e6)}`, body: "Some text.", ...maybe(rng, 0.3, () => ({ format: rng.pick(["text", "markdown"]) })) }),
+  }),
+  route("GET /v1/knowledge/documents", 3, { target: fixed("/v1/knowledge/documents"), query: pageQuery }),
+  route("DELETE /v1/knowledge/documents/:id", 2, {
+    target: (rng, fx) => {
+      const { segment, document } = documentSegment(rng, fx);
+      return { path: `/v1/knowledge/documents/${segment}`, document };
+    },
+  }),
+  route("GET /v1/admin/policies", 2, { target: fixed("/v1/admin/policies") }),
+  route("GET /v1/admin/policies/:version", 2, { target: (rng) => ({ path: `/v1/admin/policies/${versionSegment(rng)}` }) }),
+  route("POST /v1/admin/policies/validate", 2, {
+    target: fixed("/v1/admin/policies/validate"),
+    body: (rng, fx) => ({ policies: rng.chance(0.5) ? policyText(rng, fx) : fuzzString(rng) }),
+  }),
+  route("POST /v1/admin/policies", 1, { target: fixed("/v1/admin/policies"), body: (rng, fx) => ({ policies: policyText(rng, fx) }) }),
+  route("POST /v1/admin/policies/:version/activate", 1, { target: (rng) => ({ path: `/v1/admin/policies/${versionSegment(rng)}/activate` }) }),
+  route("POST /v1/admin/policies/dry-run", 2, {
+    target: fixed("/v1/admin/policies/dry-run"),
+    body: (rng) => ({
+      user_id: rng.pick(["alice", "bea", "zed"]),
+      roles: [rng.pick(["member", "admin"])],
+      action: rng.pick(["agent.run.read", "policy.admin", "dataset.read"]),
+      resource: { type: "run", id: seededUuid(rng) },
+      ...maybe(rng, 0.3, () => ({ version: rng.int(1, 3), elevated: rng.chance(0.5) })),
+    }),
+  }),
+  route("POST /v1/admin/elevations", 1, {
+    target: fixed("/v1/admin/elevations"),
+    body: (rng) => ({ user_id: rng.pick(["alice", "zed"]), actions: ["dataset.read"], ttl_seconds: rng.pick([1, 60, 86_400]) }),
+  }),
+  route("POST /v1/admin/elevations/:id/revoke", 1, {
+    target: (rng) => ({ path: `/v1/admin/elevations/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}/revoke` }),
+  }),
+  route("GET /v1/audit/decisions", 2, {
+    target: fixed("/v1/audit/decisions"),
+    query: (rng, fx) => ({ ...maybe(rng, 0.6, () => ({ run_id: rng.chance(0.8) ? rng.pick(fx.runs).id : seededUuid(rng) })), ...afterQuery(rng) }),
+  }),
+  route("GET /v1/admin/status", 2, { target: fixed("/v1/admin/status") }),
+  route("GET /v1/admin/members", 2, {
+    target: fixed("/v1/admin/members"),
+    query: (rng) => ({ ...pageQuery(rng), ...maybe(rng, 0.3, () => ({ role: rng.pick(["member", "admin"]) })) }),
+  }),
+  route("GET /v1/admin/members/:user", 2, { target: (rng) => ({ path: `/v1/admin/members/${userSegment(rng, true)}` }) }),
+  route("PUT /v1/admin/members/:user/roles/:role", 2, {
+    target: (rng) => ({ path: `/v1/admin/members/${userSegment(rng, true)}/roles/${roleSegment(rng)}` }),
+    body: (rng) => (rng.chance(0.5) ? { reason: "fuzz" } : undefined),
+  }),
+  // Never a core principal: revoking their roles would leave the rest of the fuzz answering 403.
+  route("DELETE /v1/admin/members/:user/roles/:role", 2, {
+    target: (rng) => ({ path: `/v1/admin/members/${userSegment(rng, false)}/roles/${roleSegment(rng)}` }),
+    body: (rng) => (rng.chance(0.5) ? { reason: "fuzz" } : undefined),
+  }),
+  route("GET /v1/admin/membership-changes", 2, {
+    target: fixed("/v1/admin/membership-changes"),
+    query: (rng) => ({ ...maybe(rng, 0.4, () => ({ user_id: rng.pick(["alice", "zed"]) })), ...afterQuery(rng) }),
+  }),
+  route("GET /v1/admin/datasets", 2, { target: fixed("/v1/admin/datasets") }),
+  route("PUT /v1/admin/datasets/:dataset", 2, {
+    target: (rng) => ({ path: `/v1/admin/datasets/${datasetSegment(rng)}` }),
+    body: (rng) => (rng.chance(0.3) ? undefined : { roles: rng.pick([[], ["member"], ["analyst", "admin"]]), ...maybe(rng, 0.5, () => ({ reason: "fuzz" })) }),
+  }),
+  route("DELETE /v1/admin/datasets/:dataset", 1, {
+    target: (rng) => ({ path: `/v1/admin/datasets/${datasetSegment(rng)}` }),
+    body: (rng) => (rng.chance(0.5) ? { reason: "fuzz" } : undefined),
+  }),
+  route("GET /v1/admin/dataset-changes", 2, {
+    target: fixed("/v1/admin/dataset-changes"),
+    query: (rng) => ({ ...maybe(rng, 0.4, () => ({ dataset: rng.pick(["fuzz_marked", "demo", "Bad"]) })), ...afterQuery(rng) }),
+  }),
+  route("GET /healthz", 1, { open: true, target: fixed("/healthz") }),
+  route("GET /readyz", 1, { open: true, target: fixed("/readyz") }),
+  route("GET unknown paths", 3, {
+    open: true,
+    target: (rng) => ({
+      path: rng.pick(["/", "/v1", "/v2/agents/runs", "/v1/agents", "/v1/agents/runs/x/y/z", "/admin", "/.env", "/metrics", "/v1/knowledge", `/${oddSegment(rng)}`]),
+    }),
+  }),
+];

@@ -127,7 +127,7 @@ try {
   const results = JSON.parse(readFileSync(out, "utf8"));
   passed = results.numPassedTests;
   failed = results.numFailedTests + (results.numRuntimeErrorTestSuites ?? 0);
-  if (results.numPendingTests > 0) process.stderr.write(`steward: ${results.numPendingTests} tests skipped (quarantined scenarios: docs/operations.md, "Known defects")\n`);
+  if (results.numPendingTests > 0) process.stderr.write(`steward: ${results.numPendingTests} tests skipped\n`);
 } catch {
   failed = Math.max(failed, 1);
 }

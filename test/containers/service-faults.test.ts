@@ -1,7 +1,6 @@
 import { toolFingerprint } from "@steward/contract";
 import { outage } from "../support/faults/report";
 import { runContainerFault, type ContainerFaultReport } from "./support/fault-run";
-import { quarantined } from "./support/quarantine";
 import { startTopology, type ServiceName, type Topology } from "./support/topology";
 
 // Steward's own containers fail under 30 multi-step runs in flight, with three agent-runners: a runner
@@ -104,8 +103,7 @@ describe("Steward as containers survives losing its services", () => {
     expect(rows[0].unpermitted).toBe(0);
   });
 
-  quarantined("a runner reconnected after a cut can keep a run's lease while its calls hang on dead connections (1 of 4 tries)")(
-    "the busiest runner cut off the network for 20 s, then reconnected: its runs are taken over and it does not repeat them", async () => {
+  it("the busiest runner cut off the network for 20 s, then reconnected: its runs are taken over and it does not repeat them", async () => {
     let victim: ServiceName = "agent-runner-1";
     expectClean(
       await runContainerFault(t, {

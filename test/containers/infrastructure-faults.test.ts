@@ -1,6 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@steward/contract";
 import { outage } from "../support/faults/report";
+import { waitFor } from "../support/wait-for";
 import { runContainerFault, type ContainerFaultReport } from "./support/fault-run";
 import { startTopology, type Topology } from "./support/topology";
 
@@ -96,7 +97,12 @@ describe("Steward as containers survives its infrastructure", () => {
       const jsm = await jetstreamManager(nc);
       const names = busNames(t.namespace);
       for (const stream of [names.commandStream, names.eventStream, names.deadLetterStream]) {
-        const info = await jsm.streams.info(stream);
+        // After the whole cluster's restart above, a stream answers once it has a leader again (20-40 s here).
+        const info = await waitFor(() => jsm.streams.info(stream).catch(() => undefined), {
+          timeoutMs: 90_000,
+          intervalMs: 500,
+          what: `stream ${stream} to answer`,
+        });
         expect(info.config.num_replicas).toBe(3);
         expect(info.cluster?.replicas?.length).toBe(2);
       }

@@ -1,21 +1,12 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { dropDatabase, ensureDatabase } from "@steward/store";
-import { databaseUrl } from "../support/databases";
+import { asDatasetReader, databaseUrl, loadLedgerDataset } from "../support/databases";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
 import { eventsOf, runToEnd } from "../support/runs";
 import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
-
-/** Globex's dataset: a database of its own, read by the same reader role as the demo dataset. */
-const LEDGER_SQL = `
-  CREATE SCHEMA IF NOT EXISTS ledger_data;
-  CREATE TABLE IF NOT EXISTS ledger_data.accounts (id integer PRIMARY KEY, owner text NOT NULL, balance numeric NOT NULL);
-  INSERT INTO ledger_data.accounts VALUES (1, 'Globex treasury', 1000000), (2, 'Globex payroll', 250000) ON CONFLICT DO NOTHING;
-  GRANT USAGE ON SCHEMA ledger_data TO steward_reader;
-  GRANT SELECT ON ALL TABLES IN SCHEMA ledger_data TO steward_reader;`;
 
 function latch() {
   let open!: () => void;
@@ -72,13 +63,8 @@ describe("per-tenant datasets: a tenant's members focus and query only the datas
   beforeAll(async () => {
     ledgerUrl = databaseUrl(`steward_e2e_ledger_${randomBytes(5).toString("hex")}`);
     await ensureDatabase(ledgerUrl);
-    const admin = new pg.Client({ connectionString: ledgerUrl });
-    await admin.connect();
     model = await startFakeOpenAi(script);
     // The demo dataset's role exists once the platform has loaded the demo dataset; the ledger grants to it after.
-    const reader = new URL(ledgerUrl);
-    reader.username = "steward_reader";
-    reader.password = "";
     // Each service as its own PostgreSQL role: the grants of migration 018 are all tool-exec and the gateway get.
     // No test hooks (the test tools make a table of their own, which tool-exec's role may not).
     platform = await startTestPlatform(
@@ -87,11 +73,11 @@ describe("per-tenant datasets: a tenant's members focus and query only the datas
         LLM_BASE_URL: model.baseUrl,
         LLM_API_KEY: "sk-test",
         LLM_MODEL: "fake",
-        DATASETS: JSON.stringify({ demo: { schema: "demo_data", description: "A small shop" }, ledger: { url: reader.toString(), schema: "ledger_data" } }),
+        DATASETS: JSON.stringify({ demo: { schema: "demo_data", description: "A small shop" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }),
       },
       { roles: true },
     );
-    await admin.query(LEDGER_SQL).finally(() => admin.end());
+    await loadLedgerDataset(ledgerUrl);
     tokens = {
       acmeAdmin: await platform.token({ tenant: "acme", user: "root", roles: ["admin"] }),
       acme: await platform.token({ tenant: "acme", user: "mo" }),

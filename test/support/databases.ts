@@ -58,3 +58,29 @@ export function freshNamespace(prefix = "t"): string {
 }
 
 export const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+
+/** A second dataset for the per-tenant suites: globex's ledger, in a schema of its own. */
+const LEDGER_SQL = `
+  CREATE SCHEMA IF NOT EXISTS ledger_data;
+  CREATE TABLE IF NOT EXISTS ledger_data.accounts (id integer PRIMARY KEY, owner text NOT NULL, balance numeric NOT NULL);
+  INSERT INTO ledger_data.accounts VALUES (1, 'Globex treasury', 1000000), (2, 'Globex payroll', 250000) ON CONFLICT DO NOTHING;
+  GRANT USAGE ON SCHEMA ledger_data TO steward_reader;
+  GRANT SELECT ON ALL TABLES IN SCHEMA ledger_data TO steward_reader;`;
+
+/**
+ * Loads the ledger dataset into the (existing) database at `url`, readable by the demo dataset's reader role,
+ * which must exist already (loadDemoDataset makes it).
+ */
+export async function loadLedgerDataset(url: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(LEDGER_SQL).finally(() => admin.end());
+}
+
+/** `url` as the datasets' reader role sees it (no password: trust auth on the test server). */
+export function asDatasetReader(url: string): string {
+  const u = new URL(url);
+  u.username = "steward_reader";
+  u.password = "";
+  return u.toString();
+}

@@ -55,7 +55,8 @@ describe("createPool on a connection that goes silent mid-statement", () => {
 
   it("fails the statement after the query timeout and drops the connection, in and out of a transaction", async () => {
     // Two connections open and idle, one for each case below.
-    await Promise.all([pool.query("SELECT pg_sleep(0.05)"), inTransaction(pool, (c) => c.query("SELECT pg_sleep(0.05)"))]);
+    const held = [await pool.connect(), await pool.connect()];
+    for (const client of held) client.release();
     expect(pool.idleCount).toBe(2);
     relay.freeze();
     const outside = await pool.query("SELECT 2").catch((err: unknown) => err);

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { bindGrpc, createLogger, createPool, grpc, shutdownGrpc, type Pool } from "@steward/platform";
 import { createToolExecApi, InvokeRequest, ToolExecClient, type PolicyDecisionApi, type ToolExecApi } from "@steward/proto";
 import { dropDatabase, ensureDatabase, grantDataset } from "@steward/store";
@@ -12,23 +11,8 @@ import { createPgDatasetAccess } from "../tools/dataset/access";
 import { parseDatasets } from "../tools/dataset/catalog";
 import { createDatasetReader } from "../tools/dataset/reader";
 import { createDatasetReaders } from "../tools/dataset/readers";
-import { datasetsUrl, freshDatabase, loadDemoDataset } from "../../../../../test/support/databases";
+import { asDatasetReader, datasetsUrl, freshDatabase, loadDemoDataset, loadLedgerDataset } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
-
-/** A second dataset, in a database of its own, read by the same reader role: globex's ledger. */
-const LEDGER_SQL = `
-  CREATE SCHEMA IF NOT EXISTS ledger_data;
-  CREATE TABLE IF NOT EXISTS ledger_data.accounts (id integer PRIMARY KEY, owner text NOT NULL, balance numeric NOT NULL);
-  INSERT INTO ledger_data.accounts VALUES (1, 'Globex treasury', 1000000), (2, 'Globex payroll', 250000) ON CONFLICT DO NOTHING;
-  GRANT USAGE ON SCHEMA ledger_data TO steward_reader;
-  GRANT SELECT ON ALL TABLES IN SCHEMA ledger_data TO steward_reader;`;
-
-const asReader = (url: string) => {
-  const u = new URL(url);
-  u.username = "steward_reader";
-  u.password = "";
-  return u.toString();
-};
 
 /**
  * ToolExec.Invoke over real gRPC, on real PostgreSQL with two datasets in two databases: the run's focus decides
@@ -57,16 +41,14 @@ describe("the data tools over ToolExec.Invoke: per-tenant datasets and cancellat
     await loadDemoDataset(app.url);
     ledgerUrl = `${app.url}_ledger`;
     await ensureDatabase(ledgerUrl);
-    const admin = new pg.Client({ connectionString: ledgerUrl });
-    await admin.connect();
-    await admin.query(LEDGER_SQL).finally(() => admin.end());
+    await loadLedgerDataset(ledgerUrl);
     pool = createPool(app.url, { max: 4 });
     await grantDataset(pool, "acme", "demo", [], { userId: "root" });
     await grantDataset(pool, "globex", "ledger", [], { userId: "root" });
     await grantDataset(pool, "initech", "demo", [], { userId: "root" });
     await grantDataset(pool, "initech", "ledger", [], { userId: "root" });
 
-    const datasets = parseDatasets({ DATASETS: JSON.stringify({ demo: { schema: "demo_data" }, ledger: { url: asReader(ledgerUrl), schema: "ledger_data" } }) }, app.url);
+    const datasets = parseDatasets({ DATASETS: JSON.stringify({ demo: { schema: "demo_data" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }) }, app.url);
     const readers = createDatasetReaders(datasets, { rowLimit: 50, timeoutMs: 20_000 }, (config, limits) => {
       opened.push(config.name);
       return createDatasetReader(config.url, config.schema, limits);

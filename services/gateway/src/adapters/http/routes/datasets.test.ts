@@ -1,61 +1,27 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { createLogger, createPool, ForbiddenError, UnauthenticatedError, type Pool } from "@steward/platform";
+import type { Pool } from "@steward/platform";
 import type { PolicyPoint } from "@steward/contract";
-import { createErrorHandler, notFoundHandler } from "../problem";
-import { registerJsonBodyParser } from "../json-body";
-import type { Principal } from "../auth";
 import { registerDatasetRoutes } from "./datasets";
-import { freshDatabase } from "../../../../../../test/support/databases";
+import { startAdminRoutes, type AdminRouteHarness } from "./admin-routes.test-support";
 
 /**
  * The dataset grant routes over a real socket and real PostgreSQL. Tokens are stand-ins ("Bearer <tenant>.<user>"),
  * and the stand-in PDP permits `dataset.admin` to the users listed as admins: the real PDP is the e2e suite's.
  */
 describe("dataset grant administration routes", () => {
-  let db: { url: string; drop(): Promise<void> };
+  let harness: AdminRouteHarness;
   let pool: Pool;
-  let app: FastifyInstance;
-  let base = "";
-  const admins = new Set(["acme.root", "globex.boss"]);
-  const asked: PolicyPoint[] = [];
+  let asked: PolicyPoint[];
+  let call: AdminRouteHarness["call"];
 
   beforeAll(async () => {
-    db = await freshDatabase("steward_gw_datasets");
-    pool = createPool(db.url, { max: 3 });
-    const logger = createLogger("gateway-test", "silent");
-    app = Fastify({ loggerInstance: logger as FastifyBaseLogger });
-    app.setErrorHandler(createErrorHandler(logger));
-    app.setNotFoundHandler(notFoundHandler);
-    registerJsonBodyParser(app);
-    registerDatasetRoutes(app, {
-      pool,
-      authenticate: async (authorization) => {
-        const m = /^Bearer (\w+)\.(\w+)$/.exec(authorization ?? "");
-        if (!m) throw new UnauthenticatedError();
-        return { tenantId: m[1], userId: m[2], roles: ["admin"] } satisfies Principal;
-      },
-      authorize: async (principal, point) => {
-        asked.push(point);
-        if (!admins.has(`${principal.tenantId}.${principal.userId}`)) throw new ForbiddenError();
-      },
-    });
-    base = await app.listen({ port: 0, host: "127.0.0.1" });
+    harness = await startAdminRoutes("steward_gw_datasets", new Set(["acme.root", "globex.boss"]), registerDatasetRoutes);
+    ({ pool, asked, call } = harness);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await pool?.end();
-    if (db) await db.drop();
+    await harness?.close();
   });
 
-  async function call(method: string, path: string, token: string | null, body?: string): Promise<{ status: number; body: any }> {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${base}${path}`, { method, headers, body });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
   const grants = async () => (await pool.query("SELECT tenant_id, dataset, roles FROM tenant_datasets ORDER BY tenant_id, dataset")).rows;
   const changeCount = async () => (await pool.query("SELECT count(*)::int AS n FROM tenant_dataset_changes")).rows[0].n;
 

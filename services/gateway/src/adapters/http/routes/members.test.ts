@@ -1,62 +1,28 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { createLogger, createPool, ForbiddenError, UnauthenticatedError, type Pool } from "@steward/platform";
+import type { Pool } from "@steward/platform";
 import type { PolicyPoint } from "@steward/contract";
-import { createErrorHandler, notFoundHandler } from "../problem";
-import { registerJsonBodyParser } from "../json-body";
-import type { Principal } from "../auth";
 import { registerMemberRoutes } from "./members";
-import { freshDatabase } from "../../../../../../test/support/databases";
+import { startAdminRoutes, type AdminRouteHarness } from "./admin-routes.test-support";
 
 /**
  * The membership routes over a real socket and real PostgreSQL. Tokens are stand-ins ("Bearer <tenant>.<user>"),
  * and the stand-in PDP permits `membership.admin` to the users listed as admins: the real PDP is the e2e suite's.
  */
 describe("membership administration routes", () => {
-  let db: { url: string; drop(): Promise<void> };
+  let harness: AdminRouteHarness;
   let pool: Pool;
-  let app: FastifyInstance;
-  let base = "";
-  const admins = new Set(["acme.root", "globex.boss"]);
-  const asked: PolicyPoint[] = [];
+  let asked: PolicyPoint[];
+  let call: AdminRouteHarness["call"];
 
   beforeAll(async () => {
-    db = await freshDatabase("steward_gw_members");
-    pool = createPool(db.url, { max: 3 });
-    const logger = createLogger("gateway-test", "silent");
-    app = Fastify({ loggerInstance: logger as FastifyBaseLogger });
-    app.setErrorHandler(createErrorHandler(logger));
-    app.setNotFoundHandler(notFoundHandler);
-    registerJsonBodyParser(app);
-    registerMemberRoutes(app, {
-      pool,
-      authenticate: async (authorization) => {
-        const m = /^Bearer (\w+)\.(\w+)$/.exec(authorization ?? "");
-        if (!m) throw new UnauthenticatedError();
-        return { tenantId: m[1], userId: m[2], roles: ["admin"] } satisfies Principal;
-      },
-      authorize: async (principal, point) => {
-        asked.push(point);
-        if (!admins.has(`${principal.tenantId}.${principal.userId}`)) throw new ForbiddenError();
-      },
-    });
-    base = await app.listen({ port: 0, host: "127.0.0.1" });
+    harness = await startAdminRoutes("steward_gw_members", new Set(["acme.root", "globex.boss"]), registerMemberRoutes);
+    ({ pool, asked, call } = harness);
     await pool.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'alice', '{member}'), ('acme', 'root', '{admin}'), ('globex', 'alice', '{member}')");
   });
 
   afterAll(async () => {
-    await app?.close();
-    await pool?.end();
-    if (db) await db.drop();
+    await harness?.close();
   });
 
-  async function call(method: string, path: string, token: string | null, body?: string): Promise<{ status: number; body: any }> {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${base}${path}`, { method, headers, body });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
   const rolesOf = async (tenantId: string, userId: string) =>
     (await pool.query("SELECT roles FROM memberships WHERE tenant_id = $1 AND user_id = $2", [tenantId, userId])).rows[0]?.roles;
   const changeCount = async () => (await pool.query("SELECT count(*)::int AS n FROM membership_changes")).rows[0].n;

@@ -47,6 +47,8 @@ describe("the ReAct runtime: streaming, modes, questions, approvals, cancel, fal
         return turn === 0 ? call("c0", "test_write", { key: input }) : { text: `write ${results[0].result_code}` };
       case "slow":
         return held(input).then(() => ({ text: "too late" }));
+      case "toolcancel":
+        return turn === 0 ? call("t0", "test_counter", { key: input, delay_ms: 3000 }) : { text: "should not be asked" };
       case "focus":
         if (turn === 0) return call("f0", "test_focus", {});
         if (turn === 1) return call("f1", "test_focused_only", {});
@@ -206,6 +208,26 @@ describe("the ReAct runtime: streaming, modes, questions, approvals, cancel, fal
     const again = await platform.http("POST", `/v1/agents/runs/${created.body.id}/cancel`, { token });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe(10090);
+  });
+
+  it("cancel while a tool call runs: the call's result is recorded before run.cancelled, and the tool ran once", async () => {
+    const created = await post({ input: "toolcancel now" });
+    const id = created.body.id as string;
+    await waitFor(async () => ((await eventsOf(platform, token, id)).some((e) => e.type === "tool_call") ? true : undefined), {
+      what: "the call to be sent",
+    });
+    expect((await platform.http("POST", `/v1/agents/runs/${id}/cancel`, { token })).status).toBe(200);
+    const run = await waitState(id, ["cancelled"]);
+    expect(run.error).toMatchObject({ code: 60405 });
+    const events = await eventsOf(platform, token, id);
+    const seqOf = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
+    // The cancel arrived while the tool ran (its 3 s delay), and its effect is on the record before the run ended.
+    expect(seqOf("run.cancel_requested")).toBeLessThan(seqOf("tool_result"));
+    expect(seqOf("tool_result")).toBeLessThan(seqOf("run.cancelled"));
+    expect(events.find((e) => e.type === "tool_result")?.data).toMatchObject({ call_id: "t0", result_code: "ok", result: { count: 1 } });
+    const { rows } = await pool.query("SELECT count FROM test_side_effects WHERE run_id = $1", [id]);
+    expect(rows).toEqual([{ count: 1 }]);
+    expect(run.usage.model_calls).toBe(1);
   });
 
   it("when the primary profile fails, the fallback answers and the event stream marks it", async () => {

@@ -34,6 +34,8 @@ export interface RunState {
   readonly step_no: number;
   /** Tool calls the latest thought asked for that have no result yet, in the model's order. */
   readonly pending_calls: readonly RequestedToolCall[];
+  /** Pending calls of this step recorded as sent to tool-exec (`tool_call`) that have no result yet. */
+  readonly in_flight: readonly string[];
   /** Evidence gathered from tool results, de-duplicated by document. */
   readonly evidence: readonly Evidence[];
   /** Every tool call's outcome in order: the input of cycle detection and of the per-run circuit. */
@@ -94,6 +96,7 @@ export const initialRunState: RunState = {
   version: 0,
   step_no: 0,
   pending_calls: [],
+  in_flight: [],
   evidence: [],
   tool_history: [],
   open_circuits: [],
@@ -160,8 +163,12 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         step_no: event.data.step_no,
         usage: addModelUsage(state.usage, event.data.usage),
         pending_calls: event.data.tool_calls,
+        in_flight: [],
       };
     case "tool_call":
+      // Only this step's marker counts: a model may reuse a call id in a later step for another call.
+      if (event.data.step_no !== state.step_no || state.in_flight.includes(event.data.call_id)) return next;
+      return { ...next, in_flight: [...state.in_flight, event.data.call_id] };
     case "tool.decided":
       return next;
     case "tool_result":
@@ -169,6 +176,7 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         ...next,
         usage: { ...state.usage, tool_calls: state.usage.tool_calls + 1 },
         pending_calls: state.pending_calls.filter((c) => c.call_id !== event.data.call_id),
+        in_flight: state.in_flight.filter((id) => id !== event.data.call_id),
         evidence: mergeEvidence(state.evidence, event.data.evidence),
         tool_history: [
           ...state.tool_history,

@@ -1,25 +1,17 @@
-import {
-  RunErrorCode,
-  foldRun,
-  nowMicros,
-  parseMicros,
-  type RunEvent,
-  type RunState,
-  type StoredRunEvent,
-} from "@steward/contract";
+import { foldRun, nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
-import { eventsForAnswer } from "../domain/answer";
-import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider } from "../domain/model";
-import { nextStep } from "../domain/next-step";
+import { decideThrough, type Effect, type Observation } from "../domain/decider";
+import { ModelCallAbortedError, ModelUnavailableError, type ModelProvider } from "../domain/model";
 import { callsToCompact, estimateTokens } from "../domain/compaction";
 import { outputCeiling } from "../domain/output-ceiling";
 import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../domain/tool-catalog";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import type { DriveOutcome, RunContext } from "./run-context";
-import { runGatedCall } from "./gated-call";
+import { invokeTool } from "./invoke-tool";
+import { logDecision } from "./log-decision";
 
 export interface DriveDeps {
   readonly pool: Pool;
@@ -71,8 +63,10 @@ export function catalogOf(tools: readonly ToolSpec[]): ToolCatalog {
 
 /**
  * Drives one run from wherever its events say it stands until it ends, waits for the user, or must wait
- * for another delivery. Every model answer and tool result is appended before the next step, so a crash at
- * any point resumes here without asking the model again or repeating a recorded tool call.
+ * for another delivery. The decider (domain/decider.ts) says what to append and what to do; this loop only
+ * appends, asks the model, calls tool-exec and feeds back what it learnt. Every decision's events are
+ * appended, in one commit, before the I/O it names, so a crash at any point resumes here without asking the
+ * model again or repeating a recorded tool call.
  */
 export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<DriveOutcome> {
   const crash = deps.crash ?? noCrashPoints;
@@ -82,19 +76,19 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   // A re-driven command may lack the elevation reference; the run's first event has it.
   const ctx: RunContext = { ...delivered, elevationSessionId: delivered.elevationSessionId ?? state.elevation_session_id ?? undefined };
   const catalog = catalogOf(deps.tools);
-  const registered = new Set(catalog.keys());
   const log = deps.logger.child({ run_id: ctx.runId, trace_id: traceIdOf(ctx.traceparent) });
+  const decideAt = () => ({ now: parseMicros(nowMicros()), catalog, runnerId: deps.runnerId });
 
   // A cancellation aborts the model call in flight; the loop then reloads and finds the request.
   let cancelAbort = new AbortController();
   const unwatch = deps.watchCancel?.(ctx.runId, () => cancelAbort.abort()) ?? (() => undefined);
 
-  const append = async (more: RunEvent[]): Promise<void> => {
+  const append = async (more: readonly RunEvent[]): Promise<void> => {
     const result = await appendRunEvents(deps.pool, {
       runId: ctx.runId,
       tenantId: ctx.tenantId,
       state,
-      events: more,
+      events: [...more],
       namespace: deps.namespace,
       traceparent: ctx.traceparent,
     });
@@ -106,23 +100,21 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     state = foldRun(events);
   };
 
-  /** Compacts older tool results (an event) when the conversation would outgrow the model's window. */
-  async function fitWindow(stepNo: number): Promise<void> {
+  /** Older tool results compacted when the conversation would outgrow the model's window, or null. */
+  function windowCompaction(stepNo: number): Observation | null {
     const window = deps.model?.contextTokens;
-    if (!window) return;
+    if (!window) return null;
     const maxOutput = outputCeiling({ profileMax: deps.model?.maxOutputTokens, model: deps.model?.name, agentState: state.agent_state });
     const budget = Math.max(256, Math.floor(window * 0.9) - maxOutput);
     const messages = conversationOf(events, state);
     const callIds = callsToCompact(messages, budget).filter((id) => !state.compacted_calls.includes(id));
-    if (callIds.length === 0) return;
-    const before = estimateTokens(messages);
-    const after = estimateTokens(conversationOf(events, { ...state, compacted_calls: [...state.compacted_calls, ...callIds] }));
-    await append([{ type: "context.compacted", data: { step_no: stepNo, call_ids: callIds, tokens_before: before, tokens_after: after } }]);
-    log.info({ step_no: stepNo, compacted: callIds.length, tokens_before: before, tokens_after: after }, "context compacted");
+    if (callIds.length === 0) return null;
+    const tokensAfter = estimateTokens(conversationOf(events, { ...state, compacted_calls: [...state.compacted_calls, ...callIds] }));
+    return { kind: "window_compacted", stepNo, callIds, tokensBefore: estimateTokens(messages), tokensAfter };
   }
 
   /** Asks the model, bounded by the run's deadline and by a cancellation. */
-  async function askModel(stepNo: number): Promise<ModelAnswer | ModelUnavailableError | ModelCallAbortedError> {
+  async function askModel(stepNo: number): Promise<Observation | ModelCallAbortedError> {
     if (cancelAbort.signal.aborted) cancelAbort = new AbortController();
     // One plain controller per call, tied to the run's signals by listeners removed when the call ends. Not
     // AbortSignal.any or AbortSignal.timeout: Node 20 keeps such a signal in a process-wide set for as long as
@@ -135,100 +127,94 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     if (sources.some((source) => source.aborted)) abort();
     // Clamped: a delay past 2^31 - 1 ms (a run without a deadline) would make Node fire the timer at once.
     const timer = setTimeout(abort, Math.min(MAX_TIMER_MS, Math.max(1, msUntil(state.deadline_at))));
-    const signal = call.signal;
     try {
-      return await deps.provider.complete({
+      const answer = await deps.provider.complete({
         messages: conversationOf(events, state),
         tools: schemasFor(catalog, state.agent_state, state.mode),
         maxOutputTokens: outputCeiling({ profileMax: deps.model?.maxOutputTokens, model: deps.model?.name, agentState: state.agent_state }),
-        signal,
+        signal: call.signal,
         onDelta: deps.publishDelta ? (delta) => deps.publishDelta!(ctx.runId, { step_no: stepNo, delta }) : undefined,
       });
+      return { kind: "model_answer", stepNo, answer, primary: deps.provider.primary };
     } catch (err) {
       if (err instanceof ModelCallAbortedError) return err;
       if (!(err instanceof ModelUnavailableError)) throw err;
-      log.warn({ step_no: state.step_no + 1, provider: err.provider, last_delivery: ctx.lastDelivery }, "model unavailable");
-      return err;
+      log.warn({ step_no: stepNo, provider: err.provider, last_delivery: ctx.lastDelivery }, "model unavailable");
+      return { kind: "model_unavailable", stepNo, lastDelivery: ctx.lastDelivery, retryAfterMs: err.retryAfterMs };
     } finally {
       clearTimeout(timer);
       for (const source of sources) source.removeEventListener("abort", abort);
     }
   }
 
+  /** Sends a call to tool-exec within the run's remaining time; its answer is the next observation. */
+  async function callTool(effect: Extract<Effect, { kind: "invoke_tool" }>): Promise<{ observation: Observation; replayed: boolean }> {
+    const remaining = state.deadline_at ? msUntil(state.deadline_at) : 60_000;
+    const pending = invokeTool(deps.toolExec, ctx, state.step_no, effect.call, effect.exploration, remaining);
+    crash.reached("during_tool");
+    const outcome = await pending;
+    return { observation: { kind: "tool_outcome", result: outcome.event }, replayed: outcome.replayed };
+  }
+
+  let observation: Observation = { kind: "nothing" };
+  let toolExecCall: { callId: string; replayed: boolean } | undefined;
   try {
     for (;;) {
-      if (ctx.signal.aborted || ctx.stopping?.aborted) return { kind: "lost" };
+      // What was learnt is recorded before stopping: a tool's result is never left behind (the step in hand ends).
+      if (observation.kind === "nothing" && (ctx.signal.aborted || ctx.stopping?.aborted)) return { kind: "lost" };
       ctx.heartbeat();
+      const decision = decideThrough(state, observation, decideAt());
       try {
-        const step = nextStep(state, parseMicros(nowMicros()), registered);
-        switch (step.kind) {
-          case "done":
-            return { kind: "finished" };
-          case "start":
-            await append([{ type: "run.started", data: { runner_id: deps.runnerId, started_at: nowMicros() } }]);
-            log.info({ step_no: 0 }, "run started");
-            break;
-          case "fail":
-            await append([{ type: "run.failed", data: { error: step.error, finished_at: nowMicros() } }]);
-            log.info({ step_no: state.step_no, code: step.error.code }, "run failed");
-            break;
-          case "cancel":
-            await append([
-              { type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: nowMicros() } },
-            ]);
-            log.info({ step_no: state.step_no }, "run cancelled");
-            break;
-          case "open_circuit":
-            await append([{ type: "circuit.opened", data: { step_no: state.step_no, tool_name: step.toolName, failures: step.failures } }]);
-            log.info({ step_no: state.step_no, tool: step.toolName }, "tool circuit opened");
-            break;
-          case "short_circuit":
-          case "run_tool": {
-            const waiting = await runGatedCall(
-              { toolExec: deps.toolExec, catalog, crash },
-              { ctx, state, events, call: step.call, shortCircuit: step.kind === "short_circuit", append, log },
-            );
-            if (waiting) return { kind: "waiting" };
-            break;
-          }
-          case "call_model": {
-            crash.reached("before_model");
-            await fitWindow(step.stepNo);
-            const answer = await askModel(step.stepNo);
-            if (answer instanceof ModelCallAbortedError) {
-              if (ctx.signal.aborted) return { kind: "lost" };
-              await reload(); // cancelled (the request is now in the events) or past the deadline
-              break;
-            }
-            if (answer instanceof ModelUnavailableError) {
-              if (msUntil(state.deadline_at) <= 0) break; // the next step fails the run with 60402
-              if (!ctx.lastDelivery) return { kind: "retry", afterMs: answer.retryAfterMs };
-              const error = { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: step.stepNo };
-              await append([{ type: "run.failed", data: { error, finished_at: nowMicros() } }]);
-              break;
-            }
-            const fellBack: RunEvent[] =
-              deps.provider.primary && answer.provider !== deps.provider.primary
-                ? [{ type: "provider.fallback", data: { step_no: step.stepNo, from: deps.provider.primary, to: answer.provider } }]
-                : [];
-            await append([...fellBack, ...eventsForAnswer(state, step.stepNo, answer, nowMicros())]);
-            crash.reached("after_model");
-            log.info(
-              { step_no: step.stepNo, provider: answer.provider, tool_calls: answer.toolCalls.length, finish: answer.finishReason },
-              "model step",
-            );
-            break;
-          }
-          default: {
-            const unreachable: never = step;
-            throw new TypeError(`unknown step ${JSON.stringify(unreachable)}`);
-          }
-        }
+        if (decision.events.length > 0) await append(decision.events);
       } catch (err) {
-        // We hold the lease, so another append can only be the creator's (a cancel): reload and go on.
+        // We hold the lease, so another append can only be the creator's (a cancel, an answer) or the reaper's:
+        // reload and decide on the same observation again, so a tool's result is never dropped.
         if (!(err instanceof ConcurrencyError) || ctx.signal.aborted) throw err;
         log.info({ step_no: state.step_no }, "the run changed under us; reloading");
         await reload();
+        continue;
+      }
+      logDecision(log, decision.events, toolExecCall);
+      if (observation.kind === "model_answer") crash.reached("after_model");
+      if (observation.kind === "tool_outcome") crash.reached("after_tool");
+      observation = { kind: "nothing" };
+      toolExecCall = undefined;
+      const effect = decision.effect;
+      switch (effect.kind) {
+        case "finished":
+          return { kind: "finished" };
+        case "wait_for_user":
+          return { kind: "waiting" };
+        case "retry_later":
+          return { kind: "retry", afterMs: effect.afterMs };
+        case "decide_again":
+          break;
+        case "call_model": {
+          crash.reached("before_model");
+          const compaction = windowCompaction(effect.stepNo);
+          if (compaction) {
+            observation = compaction;
+            break;
+          }
+          const answer = await askModel(effect.stepNo);
+          if (answer instanceof ModelCallAbortedError) {
+            if (ctx.signal.aborted) return { kind: "lost" };
+            await reload(); // cancelled (the request is now in the events) or past the deadline
+            break;
+          }
+          observation = answer;
+          break;
+        }
+        case "invoke_tool": {
+          const sent = await callTool(effect);
+          observation = sent.observation;
+          toolExecCall = { callId: effect.call.call_id, replayed: sent.replayed };
+          break;
+        }
+        default: {
+          const unreachable: never = effect;
+          throw new TypeError(`unknown effect ${JSON.stringify(unreachable)}`);
+        }
       }
     }
   } catch (err) {

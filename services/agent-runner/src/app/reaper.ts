@@ -1,4 +1,4 @@
-import { Limits, RunErrorCode, foldRun, isTerminal, nowMicros, parseMicros, type RunError, type RunState } from "@steward/contract";
+import { Limits, foldRun, nowMicros, parseMicros } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
 import {
   admitDeferred,
@@ -9,6 +9,7 @@ import {
   redriveStrandedRuns,
   tenantsWithDeferredRuns,
 } from "@steward/store";
+import { overdueFailure } from "../domain/overdue";
 
 export interface ReaperOptions {
   /** How often the reaper looks, in ms. Default 60 000. */
@@ -45,21 +46,10 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
 
   const askWaitMicros = BigInt(options.askWaitSeconds ?? Limits.askUserWaitSeconds) * 1_000_000n;
 
-  /** The failure a run is due, judged again from its events (the projection only nominated it). */
-  function dueFailure(state: RunState): RunError | null {
-    if (isTerminal(state)) return null;
-    const now = parseMicros(nowMicros());
-    if (state.awaiting) {
-      if (now - parseMicros(state.awaiting.since) < askWaitMicros) return null;
-      return { code: RunErrorCode.questionUnanswered, message: "nobody answered in time", step_no: state.step_no };
-    }
-    if (!state.deadline_at || parseMicros(state.deadline_at) > now) return null;
-    return { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed", step_no: state.step_no };
-  }
-
   async function failOverdue(runId: string, tenantId: string): Promise<boolean> {
     const state = foldRun(await readStream(deps.pool, runId));
-    const error = dueFailure(state);
+    // Judged again from the run's events (the projection only nominated it), by the loop's own rule.
+    const error = overdueFailure(state, parseMicros(nowMicros()), askWaitMicros);
     if (!error) return false;
     try {
       await appendRunEvents(deps.pool, {
@@ -80,7 +70,12 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
     const failed: string[] = [];
     const askWaitSeconds = Number(askWaitMicros / 1_000_000n);
     for (const run of [...(await findOverdueRuns(deps.pool)), ...(await findUnansweredRuns(deps.pool, askWaitSeconds))]) {
-      if (await failOverdue(run.id, run.tenant_id)) failed.push(run.id);
+      try {
+        if (await failOverdue(run.id, run.tenant_id)) failed.push(run.id);
+      } catch (err) {
+        // One run the reaper cannot end (a stream that does not fold) never keeps it from the others.
+        deps.logger.warn({ run_id: run.id, error_class: (err as Error)?.name }, "reaper could not end an overdue run");
+      }
     }
     return failed;
   }

@@ -7,6 +7,10 @@ interface Seen {
   exploration: boolean;
   confirm: boolean;
   notOffered: boolean;
+  /** A recorded result of unknown outcome: the tool keeps no record of its calls. */
+  noRecord: boolean;
+  /** A recorded denial of it failed the run. */
+  abortOnDeny: boolean;
   invokedIn: Set<string>;
 }
 
@@ -19,7 +23,7 @@ const NOWHERE = "(not offered in any recorded state)";
  * flag is set only where the recording shows its effect: write where ask mode refused the tool,
  * exploration where a result was counted as exploration or the budget (not the block) refused it,
  * confirmation where one was required, offered only in the states it ran in where it was refused as not
- * offered. Everything else takes the neutral value, which changes no decision.
+ * offered, no record where a call of it ended of unknown outcome, abort-on-deny where its denial failed the run. Everything else takes the neutral value, which changes no decision.
  */
 export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog {
   const tools = new Map<string, Seen>();
@@ -27,12 +31,13 @@ export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog 
   const tool = (name: string): Seen => {
     let seen = tools.get(name);
     if (!seen) {
-      seen = { policyPoint: "", write: false, exploration: false, confirm: false, notOffered: false, invokedIn: new Set() };
+      seen = { policyPoint: "", write: false, exploration: false, confirm: false, notOffered: false, noRecord: false, abortOnDeny: false, invokedIn: new Set() };
       tools.set(name, seen);
     }
     return seen;
   };
   let state = initialRunState;
+  let previous: StoredRunEvent | undefined;
   for (const e of events) {
     switch (e.type) {
       case "thought":
@@ -54,15 +59,22 @@ export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog 
         if (code === ToolResultCode.askModeDenied) t.write = true;
         if (code === ToolResultCode.toolNotAvailable) t.notOffered = true;
         if (code === ToolResultCode.explorationBudgetReached && !state.exploration_blocked) t.exploration = true;
+        if (code === ToolResultCode.outcomeUnknown && e.data.fingerprint === "") t.noRecord = true;
         break;
       }
-      case "run.failed":
-        if (e.data.error.code === RunErrorCode.unknownTool && e.data.error.tool_name) unknown.add(e.data.error.tool_name);
+      case "run.failed": {
+        const { code, tool_name } = e.data.error;
+        if (code === RunErrorCode.unknownTool && tool_name) unknown.add(tool_name);
+        if (tool_name && previous?.type === "tool_result" && previous.data.tool_name === tool_name && !previous.data.decision.permit) {
+          if (code === (Number(previous.data.decision.code) || RunErrorCode.policyDenied)) tool(tool_name).abortOnDeny = true;
+        }
         break;
+      }
       default:
         break;
     }
     state = evolve(state, e);
+    previous = e;
   }
   const catalog = new Map<string, ToolInfo>([[ASK_USER, askUserTool]]);
   for (const [name, t] of tools) {
@@ -74,9 +86,9 @@ export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog 
       safety: t.write ? "write" : "read",
       exploration: t.exploration,
       requireConfirmation: t.confirm,
-      abortOnDeny: false,
-      // Replay takes each result from the recording; whether the tool kept a record does not change it.
-      idempotent: true,
+      abortOnDeny: t.abortOnDeny,
+      // Replay takes each result from the recording; only a call found in flight asks whether the tool kept a record.
+      idempotent: !t.noRecord,
       policyPoint: t.policyPoint,
       states: t.notOffered ? (t.invokedIn.size > 0 ? [...t.invokedIn] : [NOWHERE]) : [],
       builtIn: false,

@@ -6,12 +6,15 @@ import {
   initialRunState,
   isTerminal,
   parseMicros,
+  type RunEvent,
   type RunState,
   type StoredRunEvent,
 } from "@steward/contract";
-import { nextStep, type NextStep } from "../domain/next-step";
+import { decide, type DecideContext, type Decision, type Observation } from "../domain/decider";
+import type { ToolCatalog } from "../domain/tool-catalog";
 import { recordedCatalog } from "./replay-catalog";
-import { describe, expectedEvents, sameDecision } from "./replay-expectations";
+import { describe, sameDecision } from "./replay-compare";
+import { decisionNotRecorded, observedModel, observedTool } from "./replay-observations";
 
 export interface Divergence {
   /** The recorded event where the replay parted (one past the last event when the recording ends early). */
@@ -35,24 +38,28 @@ export interface ReplayReport {
 }
 
 /**
- * The decision the loop made before appending `recorded[at]`. It was taken between the previous event and
- * this one; the decider only reads the clock for the deadline, so the time of this event is used (a recorded
- * 60402 reproduces), and the previous event's time when that would fail a run the recording continues.
+ * The decision the loop made before appending `recorded[at]`, by the loop's own decider. It was taken between
+ * the previous event and this one; the decider reads the clock only for the deadline, so the time of this
+ * event is used (a recorded 60402 reproduces), and the previous event's time when that would fail a run the
+ * recording continues.
  */
-function decide(state: RunState, recorded: readonly StoredRunEvent[], at: number, registered: ReadonlySet<string>): NextStep {
+function decideAt(state: RunState, observation: Observation, recorded: readonly StoredRunEvent[], at: number, ctx: Omit<DecideContext, "now">): Decision {
+  const late = decide(state, observation, { ...ctx, now: parseMicros(recorded[at].metadata.recorded_at) });
   const next = recorded[at];
-  const late = nextStep(state, parseMicros(next.metadata.recorded_at), registered);
   const deadlineRecorded = next.type === "run.failed" && next.data.error.code === RunErrorCode.deadlinePassed;
-  if (late.kind === "fail" && late.error.code === RunErrorCode.deadlinePassed && !deadlineRecorded) {
-    return nextStep(state, parseMicros(recorded[at - 1].metadata.recorded_at), registered);
+  const deadlineDecided = (d: Decision) =>
+    d.events.some((e) => e.type === "run.failed" && e.data.error.code === RunErrorCode.deadlinePassed) ||
+    (observation.kind === "model_unavailable" && d.events.length === 0 && d.effect.kind === "decide_again");
+  if (!deadlineRecorded && deadlineDecided(late) && at > 0) {
+    return decide(state, observation, { ...ctx, now: parseMicros(recorded[at - 1].metadata.recorded_at) });
   }
   return late;
 }
 
 /**
- * An event the loop did not decide, which may fall between any two events, even inside a step: the user's
- * answer, decision or cancel request (the gateway), and the reaper's failures — 60402 once the deadline
- * has passed, 60406 while the run waits for the user (its wait is configurable, so not checked here).
+ * An event the loop did not decide, which may fall between any two of its commits: the user's answer,
+ * decision or cancel request (the gateway), and the reaper's failures — 60402 once the deadline has passed,
+ * 60406 while the run waits for the user (its wait is configurable, so not checked here).
  */
 function fromOutside(event: StoredRunEvent, state: RunState): boolean {
   if (event.type === "run.cancel_requested" || event.type === "input.received" || event.type === "confirmation.decided") return true;
@@ -66,17 +73,21 @@ const finalFacts = (s: RunState) => canonicalJson({ status: s.status, output: s.
 
 /**
  * Re-drives a recorded run with the runner's own decider, no model and no tools: from run.queued alone, each
- * decision is checked against the recording, with the model's answers and the tools' results taken from it.
+ * decision is checked against the recording, and what the loop observed — the model's answers, tool-exec's
+ * results — is read from the recording and fed back to the decider as the live loop feeds it.
  */
 export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
   const recordedState = foldRun(events);
   const finished = isTerminal(recordedState);
-  const catalog = recordedCatalog(events);
-  const registered = new Set(catalog.keys());
+  const catalog: ToolCatalog = recordedCatalog(events);
+  const ctx = { catalog, runnerId: "" };
   const endSeq = (events[events.length - 1]?.metadata.seq ?? 0) + 1;
   let state = initialRunState;
   let at = 0;
   let divergence: Divergence | undefined;
+  const diverge = (want: RunEvent | string) => {
+    divergence = { seq: events[at]?.metadata.seq ?? endSeq, expected: describe(want), actual: describe(events[at]) };
+  };
 
   if (events[0]?.type !== "run.queued") {
     divergence = { seq: events[0]?.metadata.seq ?? 1, expected: "run.queued", actual: describe(events[0]) };
@@ -84,24 +95,66 @@ export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
     state = evolve(state, events[0]);
     at = 1;
   }
-  while (!divergence && !isTerminal(state) && at < events.length) {
-    const step = decide(state, events, at, registered);
-    for (const want of expectedEvents(step, state, events, at, catalog)) {
+  let observation: Observation = { kind: "nothing" };
+  replay: while (!divergence && !isTerminal(state) && at < events.length) {
+    if (fromOutside(events[at], state)) {
+      // Between two commits of the loop; the loop, reloading, decides on what it had observed.
+      state = evolve(state, events[at++]);
+      continue;
+    }
+    const decision = decideAt(state, observation, events, at, ctx);
+    for (const want of decision.events) {
       const got = events[at];
-      if (!got && !finished) break;
-      if (got && fromOutside(got, state)) {
-        state = evolve(state, got);
-        at++;
-        break;
+      if (!got) {
+        if (finished) diverge(want);
+        break replay;
       }
-      if (!got || typeof want === "string" || !sameDecision(want, got)) {
-        divergence = { seq: got?.metadata.seq ?? endSeq, expected: describe(want), actual: describe(got) };
-        break;
+      if (decisionNotRecorded(want, got)) continue;
+      if (!sameDecision(want, got)) {
+        diverge(want);
+        break replay;
       }
       state = evolve(state, got);
       at++;
     }
+    const fed = observation;
+    observation = { kind: "nothing" };
+    const effect = decision.effect;
     if (at >= events.length) break;
+    switch (effect.kind) {
+      case "finished":
+      case "decide_again":
+      case "retry_later":
+        break;
+      case "wait_for_user":
+        // Only the user, a cancel or the reaper moves a waiting run on.
+        if (!fromOutside(events[at], state)) diverge(`the user's ${state.awaiting?.kind ?? "answer"} (the run waits)`);
+        break;
+      case "call_model": {
+        const seen = observedModel(events, at, state, effect.stepNo, fromOutside);
+        if (seen) observation = seen;
+        else if (!fromOutside(events[at], state)) diverge(`the model's answer for step ${effect.stepNo} (thought, message or run.failed 60300-60302)`);
+        break;
+      }
+      case "invoke_tool":
+        observation = observedTool(events, at, state, effect.call, fromOutside) ?? { kind: "nothing" };
+        // A call sent again with nothing recorded of it: the recording stops making sense here.
+        if (observation.kind === "nothing" && !fromOutside(events[at], state)) {
+          const decided = events[at];
+          if (decided.type === "tool.decided" && decided.data.call_id === effect.call.call_id) {
+            // The PDP's decision is recorded; the result that must follow it is not.
+            state = evolve(state, events[at++]);
+            diverge(`tool_result of call ${effect.call.call_id}`);
+          } else if (fed.kind === "nothing" && decision.events.length === 0) {
+            diverge(`tool_result of call ${effect.call.call_id}`);
+          }
+        }
+        break;
+      default: {
+        const unreachable: never = effect;
+        throw new TypeError(`unknown effect ${JSON.stringify(unreachable)}`);
+      }
+    }
   }
   if (!divergence && isTerminal(state) && at < events.length) {
     divergence = { seq: events[at].metadata.seq, expected: "the end of the stream", actual: describe(events[at]) };

@@ -4,11 +4,11 @@ import {
   ToolResultCode,
   consecutiveFailures,
   detectCycle,
-  parseMicros,
   type RequestedToolCall,
   type RunError,
   type RunState,
 } from "@steward/contract";
+import { deadlineFailure } from "./overdue";
 
 export type NextStep =
   | { readonly kind: "done" }
@@ -21,16 +21,15 @@ export type NextStep =
   | { readonly kind: "call_model"; readonly stepNo: number };
 
 /**
- * The run decider: from the folded state and the clock, what the loop does next. Pure, so every rule is
- * testable as given events / then step.
+ * The rules of the loop with nothing new observed: from the folded state and the clock, what comes next.
+ * Pure; `decide` (decider.ts) turns the step into events and the I/O to do.
  */
 export function nextStep(state: RunState, nowMicros: bigint, registered: ReadonlySet<string>): NextStep {
   if (state.status === "succeeded" || state.status === "failed" || state.status === "cancelled") return { kind: "done" };
   if (state.status === "new") throw new RangeError("a run without run.queued cannot be driven");
   if (state.cancel_requested) return { kind: "cancel" };
-  if (state.deadline_at && nowMicros >= parseMicros(state.deadline_at)) {
-    return { kind: "fail", error: { code: RunErrorCode.deadlinePassed, message: "the run's deadline passed" } };
-  }
+  const overdue = deadlineFailure(state, nowMicros);
+  if (overdue) return { kind: "fail", error: overdue };
   if (state.status === "queued") return { kind: "start" };
   const cycle = detectCycle(state.tool_history);
   if (cycle) {

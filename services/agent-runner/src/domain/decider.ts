@@ -1,0 +1,180 @@
+import {
+  RunErrorCode,
+  ToolResultCode,
+  evolve,
+  formatMicros,
+  isTerminal,
+  type RequestedToolCall,
+  type RunEvent,
+  type RunState,
+  type ToolResult,
+} from "@steward/contract";
+import { eventsForAnswer } from "./answer";
+import type { ModelAnswer } from "./model";
+import { nextStep } from "./next-step";
+import { deadlineFailure } from "./overdue";
+import type { ToolCatalog } from "./tool-catalog";
+import { gateCall } from "./tool-gate";
+import { controlledResult, eventsForToolOutcome, outcomeUnknownResult, shortCircuitResult, toolCallSent } from "./tool-events";
+
+/** What the loop learnt since its last decision: from the world (model, tool-exec, the window), or nothing. */
+export type Observation =
+  | { readonly kind: "nothing" }
+  /** Older results compacted so the conversation fits the model's window (measured by the caller). */
+  | { readonly kind: "window_compacted"; readonly stepNo: number; readonly callIds: readonly string[]; readonly tokensBefore: number; readonly tokensAfter: number }
+  /** `primary`: the profile asked first; an answer from another is recorded as a fallback. */
+  | { readonly kind: "model_answer"; readonly stepNo: number; readonly answer: ModelAnswer; readonly primary?: string }
+  | { readonly kind: "model_unavailable"; readonly stepNo: number; readonly lastDelivery: boolean; readonly retryAfterMs?: number }
+  /** tool-exec's answer to a call, as the `tool_result` it becomes. */
+  | { readonly kind: "tool_outcome"; readonly result: ToolResult };
+
+/** The I/O the loop does after appending a decision's events. */
+export type Effect =
+  /** Nothing to do outside: decide again with nothing observed. */
+  | { readonly kind: "decide_again" }
+  | { readonly kind: "call_model"; readonly stepNo: number }
+  | { readonly kind: "invoke_tool"; readonly call: RequestedToolCall; readonly exploration: boolean }
+  | { readonly kind: "wait_for_user" }
+  | { readonly kind: "finished" }
+  /** Hand the run back for a later delivery (the model is away and deliveries remain). */
+  | { readonly kind: "retry_later"; readonly afterMs?: number };
+
+export interface Decision {
+  readonly events: readonly RunEvent[];
+  readonly effect: Effect;
+}
+
+/** What a decision may read besides the run: the clock (µs since the epoch), the tools, who decides. */
+export interface DecideContext {
+  readonly now: bigint;
+  readonly catalog: ToolCatalog;
+  readonly runnerId: string;
+}
+
+const again = (...events: RunEvent[]): Decision => ({ events, effect: { kind: "decide_again" } });
+
+/**
+ * The run's decider, the only place the loop's events are decided: live driving, replay and (through the
+ * deadline rule) the reaper call it. Given the folded run and what was observed, it returns the events to
+ * append and the I/O to do next. Pure: time, tools and the runner's id come in `ctx`.
+ */
+export function decide(state: RunState, observation: Observation, ctx: DecideContext): Decision {
+  if (isTerminal(state)) return { events: [], effect: { kind: "finished" } };
+  const at = formatMicros(ctx.now);
+  switch (observation.kind) {
+    case "nothing":
+      return decideFromState(state, ctx);
+    case "window_compacted": {
+      const { stepNo, callIds, tokensBefore, tokensAfter } = observation;
+      return {
+        events: [{ type: "context.compacted", data: { step_no: stepNo, call_ids: [...callIds], tokens_before: tokensBefore, tokens_after: tokensAfter } }],
+        effect: { kind: "call_model", stepNo },
+      };
+    }
+    case "model_answer": {
+      const { stepNo, answer } = observation;
+      // An answer to a step the run has moved past (recorded before a reload) is not recorded twice.
+      if (stepNo !== state.step_no + 1 || state.pending_calls.length > 0) return decideFromState(state, ctx);
+      const fellBack: RunEvent[] =
+        observation.primary && answer.provider !== observation.primary
+          ? [{ type: "provider.fallback", data: { step_no: stepNo, from: observation.primary, to: answer.provider } }]
+          : [];
+      return again(...fellBack, ...eventsForAnswer(state, stepNo, answer, at));
+    }
+    case "model_unavailable": {
+      if (deadlineFailure(state, ctx.now)) return again(); // the deadline, not the model, ends the run
+      if (!observation.lastDelivery) return { events: [], effect: { kind: "retry_later", afterMs: observation.retryAfterMs } };
+      const error = { code: RunErrorCode.modelUnavailable, message: "the model is unavailable", step_no: observation.stepNo };
+      return again({ type: "run.failed", data: { error, finished_at: at } });
+    }
+    case "tool_outcome": {
+      const call = state.pending_calls.find((c) => c.call_id === observation.result.data.call_id);
+      // An answer for a call no longer pending changes nothing: its result is already recorded.
+      if (!call) return decideFromState(state, ctx);
+      return again(...eventsForToolOutcome(state, call, ctx.catalog.get(call.tool_name), observation.result, at));
+    }
+    default: {
+      const unreachable: never = observation;
+      throw new TypeError(`unknown observation ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function decideFromState(state: RunState, ctx: DecideContext): Decision {
+  const at = formatMicros(ctx.now);
+  const step = nextStep(state, ctx.now, new Set(ctx.catalog.keys()));
+  switch (step.kind) {
+    case "done":
+      return { events: [], effect: { kind: "finished" } };
+    case "start":
+      return again({ type: "run.started", data: { runner_id: ctx.runnerId, started_at: at } });
+    case "fail":
+      return again({ type: "run.failed", data: { error: step.error, finished_at: at } });
+    case "cancel":
+      return again({ type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: at } });
+    case "open_circuit":
+      return again({ type: "circuit.opened", data: { step_no: state.step_no, tool_name: step.toolName, failures: step.failures } });
+    case "short_circuit":
+      return again(shortCircuitResult(state, step.call));
+    case "run_tool":
+      return gatedCall(state, step.call, ctx);
+    case "call_model":
+      return { events: [], effect: { kind: "call_model", stepNo: step.stepNo } };
+    default: {
+      const unreachable: never = step;
+      throw new TypeError(`unknown step ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** One pending call through the gate: sent to tool-exec, refused, answered, or a pause for the user. */
+function gatedCall(state: RunState, call: RequestedToolCall, ctx: DecideContext): Decision {
+  const gate = gateCall(state, call, ctx.catalog);
+  const at = formatMicros(ctx.now);
+  const waiting = (event: RunEvent): Decision => ({ events: [event], effect: { kind: "wait_for_user" } });
+  switch (gate.kind) {
+    case "invoke": {
+      const tool = ctx.catalog.get(call.tool_name);
+      const invoke: Effect = { kind: "invoke_tool", call, exploration: tool?.exploration ?? false };
+      if (!state.in_flight.includes(call.call_id)) return { events: [toolCallSent(state, call)], effect: invoke };
+      // Sent before, by a runner that died: tool-exec answers an idempotent call from its record; any other
+      // may have run and keeps no record, so it is never run blindly a second time.
+      return tool?.idempotent ? { events: [], effect: invoke } : again(outcomeUnknownResult(state, call));
+    }
+    case "refuse":
+      return again(controlledResult(state, call, gate.code, { error_code: gate.code, note: gate.note }));
+    case "answer":
+      return again(controlledResult(state, call, ToolResultCode.ok, { answer: gate.answer }));
+    case "ask":
+      return waiting({ type: "ask_user", data: { step_no: state.step_no, call_id: call.call_id, question: gate.question, options: gate.options, asked_at: at } });
+    case "request_confirmation":
+      return waiting({
+        type: "confirmation_required",
+        data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments, asked_at: at, fingerprint: gate.fingerprint },
+      });
+    case "wait":
+      return { events: [], effect: { kind: "wait_for_user" } };
+    default: {
+      const unreachable: never = gate;
+      throw new TypeError(`unknown gate ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * Decides on, as far as the run can go without I/O: the decision on `observation`, then on nothing for as
+ * long as the effect is to decide again. The events come back together so the loop appends them in one
+ * commit (a model answer with the marker of its first call; a result with the next call's marker).
+ */
+export function decideThrough(state: RunState, observation: Observation, ctx: DecideContext): Decision & { readonly state: RunState } {
+  let decision = decide(state, observation, ctx);
+  const events = [...decision.events];
+  let folded = decision.events.reduce(evolve, state);
+  while (decision.effect.kind === "decide_again") {
+    decision = decide(folded, { kind: "nothing" }, ctx);
+    if (decision.effect.kind === "decide_again" && decision.events.length === 0) throw new Error("the decider would decide again without any change");
+    events.push(...decision.events);
+    folded = decision.events.reduce(evolve, folded);
+  }
+  return { events, effect: decision.effect, state: folded };
+}

@@ -1,0 +1,81 @@
+import { RunErrorCode, ToolResultCode, type RequestedToolCall, type RunEvent, type RunState, type ToolResult } from "@steward/contract";
+import type { ToolInfo } from "./tool-catalog";
+
+/** A result the runner gives the model without running anything (refusals, answers, an open circuit). */
+export function controlledResult(state: RunState, call: RequestedToolCall, code: string, result: unknown): RunEvent {
+  return {
+    type: "tool_result",
+    data: {
+      step_no: state.step_no,
+      call_id: call.call_id,
+      tool_name: call.tool_name,
+      fingerprint: "",
+      decision: { permit: false, code: "", policy_ids: [] },
+      result_code: code,
+      result,
+      evidence: [],
+    },
+  };
+}
+
+/** The result of a call whose tool's circuit is open: 60403, and nothing runs. */
+export function shortCircuitResult(state: RunState, call: RequestedToolCall): RunEvent {
+  return controlledResult(state, call, ToolResultCode.circuitOpen, {
+    error_code: ToolResultCode.circuitOpen,
+    note: "this tool failed repeatedly and is disabled for the rest of the run",
+  });
+}
+
+/** A call found in flight whose tool keeps no record: it may have run, so it is never run blindly again. */
+export function outcomeUnknownResult(state: RunState, call: RequestedToolCall): RunEvent {
+  return controlledResult(state, call, ToolResultCode.outcomeUnknown, {
+    error_code: ToolResultCode.outcomeUnknown,
+    note: "this call was interrupted and may or may not have taken effect; check before repeating it",
+  });
+}
+
+/** The marker that a call is sent to tool-exec: a crash after it finds the call in flight. */
+export function toolCallSent(state: RunState, call: RequestedToolCall): RunEvent {
+  return { type: "tool_call", data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments } };
+}
+
+/**
+ * What tool-exec's answer becomes: the PDP's decision (not for arguments the tool's schema refused: no
+ * decision was asked for), the result, and the run's failure when an AbortOnDeny tool was denied.
+ */
+export function eventsForToolOutcome(state: RunState, call: RequestedToolCall, tool: ToolInfo | undefined, result: ToolResult, finishedAt: string): RunEvent[] {
+  const { decision, fingerprint, result_code } = result.data;
+  const refusedArguments = result_code === ToolResultCode.invalidArguments;
+  const out: RunEvent[] = [];
+  if (!refusedArguments) {
+    out.push({
+      type: "tool.decided",
+      data: {
+        step_no: state.step_no,
+        call_id: call.call_id,
+        tool_name: call.tool_name,
+        policy_point: tool?.policyPoint ?? "",
+        fingerprint,
+        permit: decision.permit,
+        code: decision.code,
+        policy_ids: decision.policy_ids,
+      },
+    });
+  }
+  out.push({ type: "tool_result", data: { ...result.data, step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name } });
+  if (!decision.permit && tool?.abortOnDeny && !refusedArguments) {
+    out.push({
+      type: "run.failed",
+      data: {
+        error: {
+          code: Number(decision.code) || RunErrorCode.policyDenied,
+          message: "a tool the run depends on was denied",
+          tool_name: call.tool_name,
+          step_no: state.step_no,
+        },
+        finished_at: finishedAt,
+      },
+    });
+  }
+  return out;
+}

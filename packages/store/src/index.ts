@@ -1,11 +1,11 @@
 export { migrate, ensureDatabase, dropDatabase, migrationsDir } from "./migrate/migrate";
-export { appendToStream, type AppendOptions } from "./event-store/append-to-stream";
 export { EventTooLargeError, assertEventsFit } from "./event-store/event-size";
 export { readStream } from "./event-store/read-stream";
 export { readAll, type PositionedEvent } from "./event-store/read-all";
 export { enqueueOutbox, type OutboxMessage } from "./outbox/enqueue";
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox/relay";
-export { appendRunEvents, eventMessage, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
+export { appendRunEvents, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
+export { failUnfoldableRun } from "./runs/fail-unfoldable-run";
 export { projectRun } from "./runs/project-run";
 export { rebuildRunsProjection } from "./runs/rebuild-projection";
 export { findOwnRun, listOwnRuns, findByIdempotencyKey } from "./runs/queries";

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { PayloadLimits, addSeconds, eventBytes, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
-import { createPool, inTransaction, type Pool } from "@steward/platform";
-import { appendToStream } from "./append-to-stream";
+import { createPool, type Pool } from "@steward/platform";
 import { EventTooLargeError } from "./event-size";
 import { appendRunEvents } from "../runs/append-run-events";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -46,20 +45,21 @@ describe("the event size guard of the event store (PostgreSQL)", () => {
     if (db) await db.drop();
   });
 
-  it("appendToStream takes an event of exactly the limit and refuses one byte more, writing nothing of that append", async () => {
+  it("takes an event of exactly the limit and refuses one byte more, writing nothing of that append", async () => {
     const streamId = randomUUID();
+    const input = { runId: streamId, tenantId: "acme", namespace: "sizecheck" };
     const atLimit = thoughtOf(PayloadLimits.eventBytes);
-    const stored = await inTransaction(pool, (client) => appendToStream(client, { streamId, tenantId: "acme", expectedVersion: 0, events: [atLimit] }));
-    expect(stored.map((e) => e.metadata.seq)).toEqual([1]);
+    const stored = await appendRunEvents(pool, { ...input, state: initialRunState, events: [queued(), atLimit] });
+    expect(stored.events.map((e) => e.metadata.seq)).toEqual([1, 2]);
 
     const small = thoughtOf(500, 2);
     const over = thoughtOf(PayloadLimits.eventBytes + 1, 3);
-    const refused = inTransaction(pool, (client) => appendToStream(client, { streamId, tenantId: "acme", expectedVersion: 1, events: [small, over] }));
+    const refused = appendRunEvents(pool, { ...input, state: stored.state, events: [small, over] });
     await expect(refused).rejects.toBeInstanceOf(EventTooLargeError);
     await expect(refused).rejects.toThrow(`event thought of stream ${streamId} is ${PayloadLimits.eventBytes + 1} bytes, over the ${PayloadLimits.eventBytes}-byte event limit`);
     // The message names sizes, never the content.
     await expect(refused).rejects.not.toThrow(/xxxx/);
-    expect((await counts(streamId)).events).toBe(1);
+    expect(await counts(streamId)).toEqual({ events: 2, outbox: 2, runs: 1 });
   });
 
   it("appendRunEvents refuses an oversized event before anything reaches the events, the outbox or the projection", async () => {

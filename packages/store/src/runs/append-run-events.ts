@@ -25,29 +25,13 @@ export interface AppendRunEventsResult {
   readonly state: RunState;
 }
 
-/** The bus copy of a stored event: subject names the run and the type; headers make it inspectable. */
-export function eventMessage(namespace: string, event: StoredRunEvent): OutboxMessage {
-  const names = busNames(namespace);
-  const headers: Record<string, string> = {
-    "Steward-Run-Id": event.metadata.run_id,
-    "Steward-Event-Type": event.type,
-    "Steward-Seq": String(event.metadata.seq),
-  };
-  if (event.metadata.traceparent) headers.traceparent = event.metadata.traceparent;
-  return {
-    subject: names.runEvent(event.metadata.run_id, event.type),
-    msgId: event.metadata.event_id,
-    payload: event,
-    headers,
-  };
-}
-
 const UNIQUE_VIOLATION = "23505";
 
 /**
  * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
- * a racing appender hits the unique (stream_id, version) constraint), their bus copies (the same shape as
- * `eventMessage`) and the commands in the outbox, and the runs projection from the fold — all or nothing.
+ * a racing appender hits the unique (stream_id, version) constraint), their bus copies (subject
+ * `…agent.events.<run>.<type>`, message id = event id, the stored event as payload, headers naming run, type
+ * and seq) and the commands in the outbox, and the runs projection from the fold — all or nothing.
  */
 const APPEND_RUN_EVENTS = `
 WITH input AS (

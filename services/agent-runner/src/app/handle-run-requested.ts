@@ -1,6 +1,6 @@
-import { decodeRunRequested, type RunRequested } from "@steward/contract";
-import { isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
-import { admitDeferred, claimRun, releaseLease } from "@steward/store";
+import { RunErrorCode, decodeRunRequested, foldRun, type RunRequested } from "@steward/contract";
+import { ConcurrencyError, isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
+import { admitDeferred, claimRun, failUnfoldableRun, readStream, releaseLease } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
 import type { LeaseKeeper } from "./lease-keeper";
 
@@ -84,6 +84,37 @@ export function createRunRequestedHandler(
     });
   }
 
+  /**
+   * A run whose stored events cannot be folded (corrupt, out of order) would fail alike on every delivery:
+   * it is failed at once with 60302 instead. True when it has ended; false when its events fold (the failure
+   * was something else) or the run moved meanwhile, and the delivery is retried as usual.
+   */
+  async function failedAsUnfoldable(cmd: RunRequested, traceparent?: string): Promise<boolean> {
+    let reason: Error | undefined;
+    try {
+      const events = await readStream(deps.pool, cmd.run_id);
+      try {
+        foldRun(events);
+        return false;
+      } catch (err) {
+        reason = err as Error;
+      }
+      await failUnfoldableRun(deps.pool, {
+        runId: cmd.run_id,
+        tenantId: cmd.tenant_id,
+        namespace: deps.namespace,
+        error: { code: RunErrorCode.outputUnparseable, message: "the run's recorded events cannot be read" },
+        traceparent,
+      });
+    } catch (err) {
+      if (isPostgresUnavailable(err)) throw err;
+      if (!(err instanceof ConcurrencyError)) deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name }, "could not fail an unfoldable run");
+      return false;
+    }
+    deps.logger.error({ run_id: cmd.run_id, error_class: reason?.name, detail: reason?.message }, "the run's events cannot be folded; failed with 60302");
+    return true;
+  }
+
   async function handleOnce(delivery: Delivery, cmd: RunRequested): Promise<void> {
     // A runner on its way out takes nothing new: the command goes straight back for another runner.
     if (shutdown.aborted) return delivery.nak(0);
@@ -138,6 +169,8 @@ export function createRunRequestedHandler(
         delivery.nak(0);
       } else if (isPostgresUnavailable(err)) {
         throw err;
+      } else if (await failedAsUnfoldable(cmd, delivery.traceparent)) {
+        delivery.ack();
       } else {
         deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");
         deps.logger.debug({ err, run_id: cmd.run_id }, "run interruption detail");

@@ -175,10 +175,10 @@ describe("the run decider: given the run's events, when something is observed, t
   });
 
   it("given a marker of an earlier step with the same call id, then the call is not in flight", () => {
-    const reused = given(started, thought(1, ["send_mail"]), sent(1, "c1-0", "send_mail"), toolExecSays(1, "c1-0", "send_mail"), {
-      ...thought(2, ["send_mail"]),
-      data: { ...(thought(2, ["send_mail"]).data as object), tool_calls: [{ call_id: "c1-0", tool_name: "send_mail", arguments: "{}" }] },
-    } as RunEvent);
+    const second = thought(2, ["send_mail"]);
+    if (second.type !== "thought") throw new TypeError("a thought");
+    const reusedId: RunEvent = { type: "thought", data: { ...second.data, tool_calls: [{ call_id: "c1-0", tool_name: "send_mail", arguments: "{}" }] } };
+    const reused = given(started, thought(1, ["send_mail"]), sent(1, "c1-0", "send_mail"), toolExecSays(1, "c1-0", "send_mail"), reusedId);
     expect(decide(reused, nothing, ctx).events).toEqual([sent(2, "c1-0", "send_mail")]);
   });
 

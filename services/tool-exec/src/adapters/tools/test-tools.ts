@@ -40,7 +40,7 @@ const counterShape = { input: CounterInput, normalise: (i: Counter) => ({ key: i
 /**
  * Tools that exist only when STEWARD_ENV=test, for the suites that prove the run contract: ones with a side
  * effect the tests can count, one that always fails, one whose denial must end the run, an exploration
- * tool, and a pair that exercises the agent-state matrix.
+ * tool, a pair that exercises the agent-state matrix, and one that reports the decisions logged before it ran.
  */
 export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
   // first_at / last_at (the server's clock, as the policy decision log's decided_at) let the fault suite
@@ -100,6 +100,18 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       "answers one row whose text cell is `bytes` characters long (a dataset cell too big for an event).",
       async (_ctx, input) => ({ result: { columns: ["id", "body"], rows: [[1, "0123456789".repeat(Math.ceil(input.bytes / 10)).slice(0, input.bytes)]], row_count: 1 } }),
       { input: BigInput, normalise: (i: { bytes: number }) => ({ bytes: i.bytes }) },
+    ),
+    // Reads on tool-exec's own connection, so it sees only what the policy service had committed when it ran.
+    testTool(
+      "test_witness",
+      "reports the policy decisions already committed for its own call (run, step, tool) at the moment it runs.",
+      async (ctx) => {
+        const { rows } = await pool.query<{ fingerprint: string | null; permit: boolean }>(
+          "SELECT fingerprint, permit FROM policy_decisions WHERE run_id = $1 AND step_no = $2 AND resource_id = 'test_witness' ORDER BY id",
+          [ctx.runId, ctx.stepNo],
+        );
+        return { result: { decisions_seen: rows } };
+      },
     ),
     testTool("test_guarded", "a tool the run depends on (AbortOnDeny) behind a point members do not hold.", async () => ({ result: { ran: true } }), {
       policyPoint: "knowledge.document.write",

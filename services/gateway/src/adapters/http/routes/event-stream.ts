@@ -1,9 +1,24 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { Limits, RunErrorCode, type StoredRunEvent } from "@steward/contract";
 import type { Pool } from "@steward/platform";
 import { readStream } from "@steward/store";
 import type { RunFeed } from "../../nats/run-feed";
 
 const TERMINAL = new Set(["run.succeeded", "run.failed", "run.cancelled"]);
+
+/**
+ * The seed's summary events a stored event implies (SPEC §2): a failed run's `error` (the run's error, as the
+ * snapshot shows it), preceded by `iteration_limit` when the step budget ended it. Sent just before the event
+ * they come from, without an id (they are not stored): a stream resumed before that event repeats them with it.
+ */
+function derivedEvents(event: StoredRunEvent): Array<{ readonly event: string; readonly data: unknown }> {
+  if (event.type !== "run.failed") return [];
+  const error = event.data.error;
+  const derived: Array<{ event: string; data: unknown }> = [];
+  if (error.code === RunErrorCode.stepBudgetSpent) derived.push({ event: "iteration_limit", data: { ...error, limit: Limits.stepBudget } });
+  derived.push({ event: "error", data: error });
+  return derived;
+}
 
 export interface EventStreamOptions {
   /** Interval of keep-alive comments, in ms. Default 15 000. */
@@ -24,8 +39,8 @@ export interface EventStreamDeps {
  * Streams a run's events as Server-Sent Events: history from PostgreSQL after `after`, then live. Every
  * stored event is read from PostgreSQL in sequence order, whatever woke the stream, so a client resuming
  * with Last-Event-ID gets each later event exactly once, across any runner crash. Token deltas are
- * forwarded as they stream (no id: they are not stored). The stream ends after the terminal event, and at
- * once when a finished run is resumed at or past its end.
+ * forwarded as they stream (no id: they are not stored), and so are the summary events of `derivedEvents`.
+ * The stream ends after the terminal event, and at once when a finished run is resumed at or past its end.
  */
 export async function streamRunEvents(
   deps: EventStreamDeps,
@@ -76,6 +91,7 @@ export async function streamRunEvents(
     while (!closed) {
       const events = await readStream(deps.pool, runId, { after: lastSent, limit: 500 });
       for (const e of events) {
+        for (const d of derivedEvents(e)) res.write(`event: ${d.event}\ndata: ${JSON.stringify(d.data)}\n\n`);
         const item = { seq: e.metadata.seq, type: e.type, data: e.data, recorded_at: e.metadata.recorded_at };
         res.write(`id: ${item.seq}\nevent: ${item.type}\ndata: ${JSON.stringify(item)}\n\n`);
         lastSent = item.seq;

@@ -1,0 +1,234 @@
+import { randomUUID } from "node:crypto";
+import { addSeconds, busNames, initialRunState, nowMicros, type RunEvent, type RunState } from "@steward/contract";
+import { ConcurrencyError, createPool, inTransaction, type Pool } from "@steward/platform";
+import { appendRunEvents, type AppendRunEventsInput } from "./append-run-events";
+import type { OutboxMessage } from "../outbox/enqueue";
+import { readStream } from "../event-store/read-stream";
+import { freshDatabase } from "../../../../test/support/databases";
+import { waitFor } from "../../../../test/support/wait-for";
+
+const NAMESPACE = "arev";
+const names = busNames(NAMESPACE);
+
+function queued(createdBy = "u1"): RunEvent {
+  const createdAt = nowMicros();
+  return {
+    type: "run.queued",
+    data: { input: "hello", mode: "agent", response_language: null, created_by: createdBy, created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+  };
+}
+
+const started = (runner = "r1"): RunEvent => ({ type: "run.started", data: { runner_id: runner, started_at: nowMicros() } });
+
+function thought(stepNo: number, text = `step ${stepNo}`): RunEvent {
+  return { type: "thought", data: { step_no: stepNo, text, tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" } };
+}
+
+function command(runId: string, label: string): OutboxMessage {
+  return { subject: `${NAMESPACE}.test.command.${label}`, msgId: `${runId}:${label}`, payload: { run_id: runId, label }, headers: { "Steward-Test": label } };
+}
+
+describe("appendRunEvents (PostgreSQL: events, outbox and projection in one statement)", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: Pool;
+
+  const append = (runId: string, state: RunState, events: RunEvent[], more: Partial<AppendRunEventsInput> = {}) =>
+    appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events, ...more });
+
+  /** A run with `queued` and `started` stored: its state at version 2. */
+  async function startedRun(): Promise<{ runId: string; state: RunState }> {
+    const runId = randomUUID();
+    const { state } = await append(runId, initialRunState, [queued(), started()]);
+    return { runId, state };
+  }
+
+  /** Everything a run's appends wrote: its events, the outbox rows about it (copies and commands), its projection row. */
+  async function footprint(runId: string) {
+    const events = await readStream(pool, runId);
+    const { rows: outbox } = await pool.query<{ subject: string; msg_id: string; payload: string; headers: Record<string, string> }>(
+      "SELECT subject, msg_id, payload, headers FROM outbox WHERE subject LIKE '%' || $1 || '%' OR msg_id LIKE $1 || ':%' ORDER BY id",
+      [runId],
+    );
+    const { rows: runs } = await pool.query<{ state: string; version: number; created_by: string; usage: { model_calls: number } }>(
+      "SELECT state, version, created_by, usage FROM runs WHERE id = $1",
+      [runId],
+    );
+    return { events, outbox, run: runs[0] ?? null };
+  }
+
+  const totals = async () => {
+    const { rows } = await pool.query<{ events: number; outbox: number; runs: number }>(
+      "SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM outbox)::int AS outbox, (SELECT count(*) FROM runs)::int AS runs",
+    );
+    return rows[0];
+  };
+
+  beforeAll(async () => {
+    db = await freshDatabase("steward_store_append");
+    pool = createPool(db.url, { max: 10 });
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    if (db) await db.drop();
+  });
+
+  it("stores several events, their bus copies, the commands and the projection together, numbered from the expected version", async () => {
+    const runId = randomUUID();
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const first = await append(runId, initialRunState, [queued(), started(), thought(1)], { traceparent, commands: [command(runId, "go")] });
+
+    expect(first.events.map((e) => e.metadata.seq)).toEqual([1, 2, 3]);
+    expect(first.state).toMatchObject({ status: "running", version: 3, step_no: 1 });
+    for (const e of first.events) {
+      expect(e.metadata).toMatchObject({ run_id: runId, tenant_id: "acme", traceparent });
+      expect(e.metadata.event_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(e.metadata.recorded_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    }
+    expect(new Set(first.events.map((e) => e.metadata.event_id)).size).toBe(3);
+
+    const after = await footprint(runId);
+    // What was returned is what was stored.
+    expect(after.events).toEqual(first.events);
+    expect(after.run).toMatchObject({ state: "running", version: 3, created_by: "u1", usage: { model_calls: 1 } });
+    // The bus copies, in event order: each is the stored event, its subject and headers name it. The command
+    // goes with them (the statement does not order commands against copies: they are different subjects).
+    const copies = after.outbox.filter((r) => r.subject.startsWith(names.runEvent(runId, "")));
+    expect(copies.map((r) => r.subject)).toEqual([
+      names.runEvent(runId, "run.queued"),
+      names.runEvent(runId, "run.started"),
+      names.runEvent(runId, "thought"),
+    ]);
+    after.events.forEach((event, i) => {
+      const row = copies[i];
+      expect(row.msg_id).toBe(event.metadata.event_id);
+      expect(JSON.parse(row.payload)).toEqual(event);
+      expect(row.headers).toEqual({ "Steward-Run-Id": runId, "Steward-Event-Type": event.type, "Steward-Seq": String(event.metadata.seq), traceparent });
+    });
+    expect(after.outbox.filter((r) => !copies.includes(r))).toEqual([
+      { subject: `${NAMESPACE}.test.command.go`, msg_id: `${runId}:go`, payload: JSON.stringify({ run_id: runId, label: "go" }), headers: { "Steward-Test": "go" } },
+    ]);
+
+    // A second append at the current version continues the numbering; without a traceparent, none is stored.
+    const more = await append(runId, first.state, [thought(2), thought(3)]);
+    expect(more.events.map((e) => e.metadata.seq)).toEqual([4, 5]);
+    expect(more.events.every((e) => !("traceparent" in e.metadata))).toBe(true);
+    const later = await footprint(runId);
+    expect(later.events.map((e) => e.metadata.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(later.outbox).toHaveLength(6);
+    expect(later.outbox[later.outbox.length - 1].headers).toEqual({ "Steward-Run-Id": runId, "Steward-Event-Type": "thought", "Steward-Seq": "5" });
+    expect(later.run).toMatchObject({ version: 5, usage: { model_calls: 3 } });
+  });
+
+  it("refuses a stale, a lower or a higher expected version with ConcurrencyError and writes nothing of that append", async () => {
+    const { runId, state } = await startedRun();
+    const before = await footprint(runId);
+    const totalsBefore = await totals();
+
+    for (const version of [0, 1, 5]) {
+      const attempt = append(runId, { ...state, version }, [thought(1)], { commands: [command(runId, `stale${version}`)] });
+      await expect(attempt).rejects.toBeInstanceOf(ConcurrencyError);
+      await expect(attempt).rejects.toMatchObject({ streamId: runId, expectedVersion: version });
+    }
+    // A stream that does not exist yet is at version 0, not at 1.
+    const fresh = randomUUID();
+    await expect(append(fresh, { ...initialRunState, version: 1 }, [queued()])).rejects.toBeInstanceOf(ConcurrencyError);
+
+    expect(await footprint(runId)).toEqual(before);
+    expect(await footprint(fresh)).toEqual({ events: [], outbox: [], run: null });
+    expect(await totals()).toEqual(totalsBefore);
+  });
+
+  it("writes nothing when the projection violates a constraint after the events were inserted (one statement, rolled back)", async () => {
+    // A thought on a stream with no run.queued folds to a run without created_at: the runs row is refused
+    // (NOT NULL), after the events and their copies were inserted by the same statement.
+    const runId = randomUUID();
+    const totalsBefore = await totals();
+    await expect(append(runId, initialRunState, [thought(1), thought(2)], { commands: [command(runId, "orphan")] })).rejects.toMatchObject({ code: "23502" });
+    expect(await footprint(runId)).toEqual({ events: [], outbox: [], run: null });
+    expect(await totals()).toEqual(totalsBefore);
+  });
+
+  it("writes nothing when a command of the append collides with an outbox row (the events and the projection go back too)", async () => {
+    const { runId, state } = await startedRun();
+    const { state: now } = await append(runId, state, [thought(1)], { commands: [command(runId, "once")] });
+    const before = await footprint(runId);
+    const totalsBefore = await totals();
+
+    // The same message id again (a command rebuilt by mistake): the outbox's unique msg_id refuses it.
+    const attempt = append(runId, now, [thought(2), thought(3)], { commands: [command(runId, "fresh"), command(runId, "once")] });
+    await expect(attempt).rejects.toMatchObject({ code: "23505", constraint: "outbox_msg_id_key" });
+    await expect(attempt).rejects.not.toBeInstanceOf(ConcurrencyError);
+
+    expect(await footprint(runId)).toEqual(before);
+    expect(await totals()).toEqual(totalsBefore);
+    // The stream was left exactly where it was: the same append at the same version goes through afterwards.
+    const retried = await append(runId, now, [thought(2)], { commands: [command(runId, "fresh")] });
+    expect(retried.events.map((e) => e.metadata.seq)).toEqual([4]);
+  });
+
+  it("lets exactly one of two concurrent appends at the same expected version win; nothing of the loser is stored", async () => {
+    for (let round = 0; round < 5; round++) {
+      const { runId, state } = await startedRun();
+      const totalsBefore = await totals();
+      const contenders = ["a", "b"].map((label) => ({
+        label,
+        events: label === "a" ? [thought(1, "from a")] : [thought(1, "from b"), thought(2, "from b")],
+        commands: [command(runId, `cmd-${label}`)],
+      }));
+      const results = await Promise.allSettled(contenders.map((c) => append(runId, state, c.events, { commands: c.commands })));
+      const won = results.findIndex((r) => r.status === "fulfilled");
+      const lost = results.findIndex((r) => r.status === "rejected");
+      expect([won, lost].sort()).toEqual([0, 1]);
+      expect((results[lost] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+
+      const winner = contenders[won];
+      const after = await footprint(runId);
+      expect(after.events.slice(2).map((e) => (e.data as { text: string }).text)).toEqual(winner.events.map((e) => (e.data as { text: string }).text));
+      expect(after.events.map((e) => e.metadata.seq)).toEqual(Array.from({ length: 2 + winner.events.length }, (_, i) => i + 1));
+      expect(after.outbox.map((r) => r.msg_id).sort()).toEqual([...after.events.map((e) => e.metadata.event_id), `${runId}:cmd-${winner.label}`].sort());
+      expect(after.run).toMatchObject({ state: "running", version: 2 + winner.events.length });
+      expect(await totals()).toEqual({
+        events: totalsBefore.events + winner.events.length,
+        outbox: totalsBefore.outbox + winner.events.length + 1,
+        runs: totalsBefore.runs,
+      });
+    }
+  });
+
+  it("refuses the second appender when both passed the version check: the unique constraint catches it, and nothing of it stays", async () => {
+    const { runId, state } = await startedRun();
+    let second: Promise<unknown> | undefined;
+    // The first append runs in a transaction held open until the second one waits on its uncommitted row.
+    await inTransaction(pool, async (client) => {
+      await appendRunEvents(client as unknown as Pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events: [thought(1, "first")], commands: [command(runId, "first")] });
+      second = append(runId, state, [thought(1, "second"), thought(2, "second")], { commands: [command(runId, "second")] });
+      second.catch(() => undefined);
+      await waitFor(
+        async () => {
+          const { rows } = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO events%'`,
+          );
+          return rows[0].n > 0 ? true : undefined;
+        },
+        { timeoutMs: 10_000, what: "the second appender to wait on the first one's row" },
+      );
+    });
+    const err = await second!.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConcurrencyError);
+    expect((err as Error & { cause?: { code?: string } }).cause?.code).toBe("23505");
+
+    const after = await footprint(runId);
+    expect(after.events.map((e) => [e.metadata.seq, e.type, (e.data as { text?: string }).text])).toEqual([
+      [1, "run.queued", undefined],
+      [2, "run.started", undefined],
+      [3, "thought", "first"],
+    ]);
+    expect(after.outbox.map((r) => r.msg_id).sort()).toEqual([...after.events.map((e) => e.metadata.event_id), `${runId}:first`].sort());
+    expect(after.run).toMatchObject({ version: 3 });
+  });
+});

@@ -14,15 +14,21 @@ function nextOwn(recorded: readonly StoredRunEvent[], at: number, state: RunStat
   return i;
 }
 
-/** The model's answer as it must have been to produce the recorded thought, message or truncated message. */
-function answerOf(event: StoredRunEvent | undefined): ModelAnswer | null {
+/**
+ * The model's answer as it must have been to produce the recorded thought, message or truncated message. A
+ * message that ends a continued answer holds the parts before it too (`partial_text`): the model said the rest.
+ */
+function answerOf(event: StoredRunEvent | undefined, state: RunState): ModelAnswer | null {
   switch (event?.type) {
     case "thought": {
       const toolCalls = event.data.tool_calls.map((c) => ({ id: c.call_id, name: c.tool_name, arguments: c.arguments }));
       return { text: event.data.text, toolCalls, finishReason: "tool_calls", usage: event.data.usage, provider: event.data.provider };
     }
-    case "message":
-      return { text: event.data.text, toolCalls: [], finishReason: "stop", usage: event.data.usage, provider: event.data.provider };
+    case "message": {
+      const { text } = event.data;
+      const said = state.partial_text && text.startsWith(state.partial_text) ? text.slice(state.partial_text.length) : text;
+      return { text: said, toolCalls: [], finishReason: "stop", usage: event.data.usage, provider: event.data.provider };
+    }
     case "message.truncated":
       return { text: event.data.text, toolCalls: [], finishReason: "length", usage: event.data.usage, provider: event.data.provider };
     default:
@@ -43,7 +49,7 @@ export function observedModel(recorded: readonly StoredRunEvent[], at: number, s
     return { kind: "window_compacted", stepNo, callIds: call_ids, tokensBefore: tokens_before, tokensAfter: tokens_after };
   }
   const fallback = first?.type === "provider.fallback" ? first.data : undefined;
-  const answer = answerOf(fallback ? recorded[i + 1] : first);
+  const answer = answerOf(fallback ? recorded[i + 1] : first, state);
   if (answer) return { kind: "model_answer", stepNo, answer, primary: fallback?.from };
   if (first?.type !== "run.failed" || !modelFailures.includes(first.data.error.code)) return null;
   if (first.data.error.code === RunErrorCode.modelUnavailable) return { kind: "model_unavailable", stepNo, lastDelivery: true };

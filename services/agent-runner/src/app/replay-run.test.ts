@@ -344,6 +344,18 @@ describe("replayRun", () => {
     expect(report.divergence!.expected).toMatch(/^tool_call/);
   });
 
+  it("given an answer cut at the output limit and continued twice, then the final message (all the parts) reproduces", () => {
+    const cut = (step: number, text: string, continuation: number): RunEvent => ({
+      type: "message.truncated",
+      data: { step_no: step, text, usage, provider: "scripted", continuation },
+    });
+    const whole = "Part one, part two, and the end.";
+    const events = [queued, started, cut(1, "Part one, ", 1), cut(2, "part two, ", 2), message(3, whole), succeeded(whole, [])];
+    expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 6 });
+    const doubled = tamper(events, 5, (e) => ((e.data.text = `Part one, ${whole}`), e));
+    expect(replayRun(recorded(doubled)).divergence).toMatchObject({ seq: 5 });
+  });
+
   it("given a provider fallback recorded with a model step, then same", () => {
     const fallback: RunEvent = { type: "provider.fallback", data: { step_no: 1, from: "primary", to: "scripted" } };
     const events = [queued, started, fallback, ...toolStep(1, { evidence: [doc] }), message(2), succeeded()];

@@ -38,6 +38,10 @@ export interface CallOptions {
  * minutes between reconnect attempts. Keepalive pings find a peer that vanished without closing its
  * connection (a killed container, a cut network: no FIN or RST ever arrives) within ~7 s; without them every
  * call would be written into the dead connection and wait out its deadline, for as long as TCP took to give up.
+ * A peer that comes back on another address (a container started again gets a new IP on its network) is found
+ * by resolving its name again, which grpc-js does at most once per `dns_min_time_between_resolutions_ms`
+ * (default 30 s, during which the channel only knows the dead address); a failed lookup is retried on the
+ * reconnect backoff above. Service configs in DNS TXT records are not used here, so they are not looked up.
  */
 const channelOptions: ChannelOptions = {
   "grpc.initial_reconnect_backoff_ms": 250,
@@ -45,7 +49,38 @@ const channelOptions: ChannelOptions = {
   "grpc.keepalive_time_ms": 5000,
   "grpc.keepalive_timeout_ms": 2000,
   "grpc.keepalive_permit_without_calls": 1,
+  "grpc.dns_min_time_between_resolutions_ms": 1000,
+  "grpc.service_config_disable_resolution": 1,
 };
+
+/** How long a channel may stay CONNECTING before it is made anew, in ms: far above any connect in one network. */
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A client whose channel is replaced once it has been CONNECTING for `connectTimeoutMs`. grpc-js puts no bound
+ * on a TCP connect, and one to the old address of a container that is gone can hang for tens of seconds with
+ * no error (the peer's MAC likely still cached, the SYNs go nowhere). Meanwhile the channel queues every call
+ * until its deadline and asks for no new address. A new channel resolves the name afresh; the old one is
+ * closed, and the calls it held fail with UNAVAILABLE "Channel closed before call started": none was sent.
+ */
+function renewing<C extends Client>(make: () => C, connectTimeoutMs = CONNECT_TIMEOUT_MS): { current(): C; close(): void } {
+  let client = make();
+  const watch = (watched: C): void => {
+    const channel = watched.getChannel();
+    const state = channel.getConnectivityState(false);
+    if (watched !== client || state === connectivityState.SHUTDOWN) return;
+    const connecting = state === connectivityState.CONNECTING;
+    channel.watchConnectivityState(state, connecting ? Date.now() + connectTimeoutMs : Infinity, (timedOut) => {
+      if (watched !== client) return;
+      if (!timedOut) return watch(watched);
+      client = make();
+      watch(client);
+      watched.close();
+    });
+  };
+  watch(client);
+  return { current: () => client, close: () => client.close() };
+}
 
 /** A channel's state as the readiness checks report it. */
 export type ChannelState = "idle" | "connecting" | "ready" | "transient_failure" | "shutdown";
@@ -106,11 +141,14 @@ const channelOptionsOf = (options: ClientOptions): ChannelOptions =>
 
 /** A promise-returning client of the PolicyDecision service. */
 export function createPolicyDecisionApi(address: string, options: ClientOptions = {}): PolicyDecisionApi {
-  const client = new PolicyDecisionClient(address, channelCredentials(options), channelOptionsOf(options));
+  const channel = renewing(() => new PolicyDecisionClient(address, channelCredentials(options), channelOptionsOf(options)));
   return {
-    decide: (req, options = {}) => unary(client.decide.bind(client), req, options),
-    state: () => stateOf(client),
-    close: () => client.close(),
+    decide: (req, options = {}) => {
+      const client = channel.current();
+      return unary(client.decide.bind(client), req, options);
+    },
+    state: () => stateOf(channel.current()),
+    close: () => channel.close(),
   };
 }
 
@@ -123,12 +161,18 @@ export interface ToolExecApi {
 
 /** A promise-returning client of the ToolExec service. */
 export function createToolExecApi(address: string, options: ClientOptions = {}): ToolExecApi {
-  const client = new ToolExecClient(address, channelCredentials(options), channelOptionsOf(options));
+  const channel = renewing(() => new ToolExecClient(address, channelCredentials(options), channelOptionsOf(options)));
   return {
-    listTools: (options = {}) => unary(client.listTools.bind(client), {}, options),
-    invoke: (req, options = {}) => unary(client.invoke.bind(client), req, options),
-    state: () => stateOf(client),
-    close: () => client.close(),
+    listTools: (options = {}) => {
+      const client = channel.current();
+      return unary(client.listTools.bind(client), {}, options);
+    },
+    invoke: (req, options = {}) => {
+      const client = channel.current();
+      return unary(client.invoke.bind(client), req, options);
+    },
+    state: () => stateOf(channel.current()),
+    close: () => channel.close(),
   };
 }
 
@@ -147,11 +191,13 @@ export interface PolicyAdminApi {
 
 /** A promise-returning client of the PolicyAdmin service. */
 export function createPolicyAdminApi(address: string, options: ClientOptions = {}): PolicyAdminApi {
-  const client = new PolicyAdminClient(address, channelCredentials(options), channelOptionsOf(options));
+  const channel = renewing(() => new PolicyAdminClient(address, channelCredentials(options), channelOptionsOf(options)));
   const call =
     <Req, Res>(method: keyof PolicyAdminClient) =>
-    (req: Req, options: CallOptions = {}): Promise<Res> =>
-      unary((client[method] as (...args: never[]) => unknown).bind(client) as never, req, options);
+    (req: Req, options: CallOptions = {}): Promise<Res> => {
+      const client = channel.current();
+      return unary((client[method] as (...args: never[]) => unknown).bind(client) as never, req, options);
+    };
   return {
     listPolicySets: call("listPolicySets"),
     getPolicySet: call("getPolicySet"),
@@ -162,6 +208,6 @@ export function createPolicyAdminApi(address: string, options: ClientOptions = {
     queryDecisions: call("queryDecisions"),
     createElevation: call("createElevation"),
     revokeElevation: call("revokeElevation"),
-    close: () => client.close(),
+    close: () => channel.close(),
   };
 }

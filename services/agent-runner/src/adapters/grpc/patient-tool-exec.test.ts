@@ -46,14 +46,15 @@ describe("a patient tool-exec client", () => {
     expect([res.decision?.permit, t.calls()]).toEqual([true, 4]);
   });
 
-  it("retries while the channel has no connection to send on (tool-exec restarting: refused, or its name gone)", async () => {
+  it("retries while the channel has no connection to send on (tool-exec restarting: refused, its name gone, a stuck channel replaced)", async () => {
     const t = scripted([
       grpcError(status.UNAVAILABLE, "No connection established. Last error: connect ECONNREFUSED 10.89.0.5:50051"),
       grpcError(status.UNAVAILABLE, "Name resolution failed for target dns:tool-exec:50051"),
+      grpcError(status.UNAVAILABLE, "Channel closed before call started"),
       answer(true),
     ]);
     const res = await withPatience(t.api, fast).invoke(req, { deadlineMs: 10_000 });
-    expect([res.decision?.permit, t.calls()]).toEqual([true, 3]);
+    expect([res.decision?.permit, t.calls()]).toEqual([true, 4]);
   });
 
   it("never repeats a call that may have run: a dropped connection, a real deny, a tool's answer", async () => {

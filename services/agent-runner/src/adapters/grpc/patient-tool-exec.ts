@@ -25,9 +25,10 @@ function nothingRan(outcome: { res?: InvokeResponse; err?: unknown }): boolean {
 /**
  * UNAVAILABLE answers that prove the call was not sent or not kept: tool-exec's own (starting, no database),
  * and the channel's when it has no connection to send on (refused, or the name does not resolve while a
- * container is away). Anything else, such as a connection dropped mid-call, may follow a tool that ran.
+ * container is away) or was replaced while the call waited for one (stuck connecting to a dead address).
+ * Anything else, such as a connection dropped mid-call, may follow a tool that ran.
  */
-const NOTHING_SENT = /^(tool-exec (is starting|cannot reach its database)|No connection established|Name resolution failed)/;
+const NOTHING_SENT = /^(tool-exec (is starting|cannot reach its database)|No connection established|Name resolution failed|Channel closed before call started)/;
 
 /**
  * Rides out a PDP, a database or a tool-exec that is away for a while (a restart, an outage of up to a

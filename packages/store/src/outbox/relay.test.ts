@@ -178,6 +178,33 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     await Promise.all([relayA.stop(), relayB.stop()]);
   });
 
+  it("a relay for some subjects leaves the turn to the relay publishing now; the relay for every subject waits for it", async () => {
+    const s = await scenario("turns");
+    const ids = (await enqueueRows(s.prefix, 5, 5)).map((r) => r.msgId);
+    // Another relay has the turn: its transaction holds the relays' lock.
+    const holder = await pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended('steward.outbox.relay', 0))");
+      const some = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { ...NO_SWEEP, subjectPrefixes: [s.prefix] });
+      cleanups.push(() => some.stop());
+      expect(await some.drain()).toBe(0);
+      expect(await unpublished(ids)).toBe(5);
+
+      const every = relay(pool, nc);
+      const waited = every.drain();
+      await waitFor(
+        async () => ((await pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].n > 0 ? true : undefined),
+        { timeoutMs: 10_000, what: "the relay for every subject to wait for its turn" },
+      );
+      await holder.query("COMMIT");
+      expect(await waited).toBe(5);
+      expect(await unpublished(ids)).toBe(0);
+    } finally {
+      holder.release();
+    }
+  });
+
   it("a relay started after a stop publishes the rows written meanwhile; a republish after a crash is deduplicated", async () => {
     const s = await scenario("restart");
     const first = await extraConnections("steward-relay-first");

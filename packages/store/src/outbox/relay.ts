@@ -40,6 +40,11 @@ interface OutboxRow {
 }
 
 /** A refused row counted: due again later, or set aside for good at its last attempt. */
+const LOCK = "hashtextextended('steward.outbox.relay', 0)";
+const BEGIN = "BEGIN; SET LOCAL idle_in_transaction_session_timeout = '15s'; ";
+const BEGIN_AND_WAIT = `${BEGIN}SELECT pg_advisory_xact_lock(${LOCK})`;
+const BEGIN_OR_SKIP = `${BEGIN}SELECT pg_try_advisory_xact_lock(${LOCK}) AS got`;
+
 const RECORD_REFUSED = `
 UPDATE outbox o
    SET attempts = r.attempts,
@@ -62,6 +67,9 @@ export function createOutboxRelay(
   options: OutboxRelayOptions = {},
 ): OutboxRelay {
   const batchSize = options.batchSize ?? 256;
+  // A relay for some subjects only (a runner's) leaves its turn to the one publishing now; the relay for every
+  // subject (the gateway's) waits for its turn, so a row only it may publish never waits for the sweep.
+  const yieldsTurn = options.subjectPrefixes !== undefined;
   const sweepMs = options.sweepMs ?? 5000;
   const retainMs = options.retainPublishedMs ?? 24 * 3600 * 1000;
   const retry = { maxAttempts: options.maxAttempts ?? 5, retryBaseMs: options.retryBaseMs ?? 1000, retryMaxMs: 30_000 };
@@ -93,14 +101,17 @@ export function createOutboxRelay(
     let claimed = 0;
     let published = 0;
     try {
-      await client.query("BEGIN");
-      // A relay that lost its network while holding the lock would otherwise hold it, idle in its
-      // transaction, until the server noticed the dead peer (hours, by TCP's defaults): every relay would
+      // One round trip. A relay that lost its network while holding the lock would otherwise hold it, idle in
+      // its transaction, until the server noticed the dead peer (hours, by TCP's defaults): every relay would
       // wait behind it. The server ends such a transaction after 15 s; its rows are published again.
-      await client.query("SET LOCAL idle_in_transaction_session_timeout = '15s'");
-      // One relay publishes at a time (the others wait their turn): two relays publishing disjoint batches
-      // at once could put a run's later event on the stream before its earlier one.
-      await client.query("SELECT pg_advisory_xact_lock(hashtextextended('steward.outbox.relay', 0))");
+      // One relay publishes at a time: two relays publishing disjoint batches at once could put a run's later
+      // event on the stream before its earlier one.
+      const turn = await client.query(yieldsTurn ? BEGIN_OR_SKIP : BEGIN_AND_WAIT);
+      if (yieldsTurn && !(turn as unknown as Array<{ rows: Array<{ got: boolean }> }>)[2].rows[0].got) {
+        // Another relay publishes now, and it was woken by the same notification: it takes these rows too.
+        await client.query("COMMIT");
+        return { claimed: 0, published: 0 };
+      }
       // A refused row waiting for its next attempt does not hold back the rows behind it.
       const { rows } = await client.query<OutboxRow>(
         `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox
@@ -123,6 +134,7 @@ export function createOutboxRelay(
         if (settled.published.length > 0) {
           await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])", [settled.published]);
         }
+
         refused = settled.refused;
         if (refused.length > 0) {
           const r = refused;

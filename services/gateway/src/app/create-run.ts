@@ -30,6 +30,10 @@ const UNIQUE_VIOLATION = "23505";
  * Creates a run: one timestamp (µs, UTC) for created_at, deadline +180 s, and in one transaction the run
  * row, its run.queued event and the outbox record of agent.run.requested. With an Idempotency-Key, a retry
  * of the same request returns the run created first; the same key with another body is refused.
+ *
+ * One statement (one commit) per created run, with or without a key: the key is not looked up first. A key
+ * used before makes the insert meet the unique index on (tenant, creator, key); nothing of it is kept, and
+ * the run created first is answered (or the request refused when its body differs).
  */
 export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: () => string; deadlineSeconds?: number }) {
   const clock = deps.clock ?? nowMicros;
@@ -49,9 +53,6 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
   return async function createRun(cmd: CreateRunCommand): Promise<RunSnapshot> {
     checkRunContent(cmd.body);
     const requestHash = createHash("sha256").update(canonicalJson(cmd.body)).digest("hex");
-    const earlier = await replayed(cmd, requestHash);
-    if (earlier) return earlier;
-
     const runId = randomUUID();
     const createdAt = clock();
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
@@ -93,7 +94,7 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
       });
       return snapshotOf(runId, state);
     } catch (err) {
-      // Two retries with one key raced; the loser answers with the winner's run.
+      // The key was used before (a retry, or two retries racing): answer with the run created first.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {
         const winner = await replayed(cmd, requestHash);
         if (winner) return winner;

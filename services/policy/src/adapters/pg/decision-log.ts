@@ -1,4 +1,5 @@
 import type { Pool } from "@steward/platform";
+import { createBatcher, oneStatementOrEachAlone } from "./batches";
 
 export interface DecisionEntry {
   readonly tenantId: string;
@@ -38,26 +39,71 @@ export interface DecisionRow {
 
 /** The durable decision log: written before a decision is answered, so nothing runs without a record. */
 export interface DecisionLog {
+  /** Resolves once the entry is committed; rejects when it could not be written. */
   record(entry: DecisionEntry): Promise<void>;
   query(tenantId: string, filter: { runId?: string; afterId?: number; limit: number }): Promise<DecisionRow[]>;
+}
+
+export interface DecisionLogOptions {
+  /** Most decisions written by one statement (one commit); the rest wait for the next. Default 100. */
+  readonly maxBatch?: number;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const uuidOrNull = (v: string | null) => (v && UUID.test(v) ? v : null);
 
-export function createPgDecisionLog(pool: Pool): DecisionLog {
+/** Any number of decisions in one statement, in the order given (so their ids follow it): one column array each. */
+const INSERT_DECISIONS = `
+  INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
+                                elevation_session_id, permit, code, policy_ids, policy_version, latency_ms)
+  SELECT d.tenant_id, d.user_id, d.action, d.resource_type, d.resource_id, d.run_id, d.step_no, d.fingerprint,
+         d.elevation_session_id, d.permit, d.code,
+         ARRAY(SELECT p.id FROM jsonb_array_elements_text(d.policy_ids) WITH ORDINALITY AS p(id, n) ORDER BY p.n),
+         d.policy_version, d.latency_ms
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::int[], $8::text[],
+                $9::uuid[], $10::boolean[], $11::text[], $12::jsonb[], $13::int[], $14::float8[])
+         WITH ORDINALITY AS d(tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
+                              elevation_session_id, permit, code, policy_ids, policy_version, latency_ms, ord)
+   ORDER BY d.ord`;
+
+function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
+  const column = <T>(pick: (e: DecisionEntry) => T) => entries.map(pick);
+  return [
+    column((e) => e.tenantId),
+    column((e) => e.userId),
+    column((e) => e.action),
+    column((e) => e.resourceType),
+    column((e) => e.resourceId),
+    column((e) => uuidOrNull(e.runId)),
+    column((e) => e.stepNo),
+    column((e) => e.fingerprint),
+    column((e) => uuidOrNull(e.elevationSessionId)),
+    column((e) => e.permit),
+    column((e) => e.code),
+    column((e) => JSON.stringify(e.policyIds)),
+    column((e) => e.policyVersion),
+    column((e) => e.latencyMs),
+  ];
+}
+
+/**
+ * The decision log over PostgreSQL, with group commit: the decisions that arrive while a write is in flight
+ * are written together by the next one (one multi-row INSERT, one transaction, one fsync), at most `maxBatch`
+ * at a time. Each caller's promise settles only when the statement holding its entry has committed, so a
+ * decision is still answered only after its record is durable. A failed write fails every caller in it; an
+ * entry PostgreSQL refuses (bad data) fails only its own caller (the batch is then written entry by entry).
+ */
+export function createPgDecisionLog(pool: Pool, options: DecisionLogOptions = {}): DecisionLog {
+  const writes = createBatcher<DecisionEntry, void>(
+    (entries) =>
+      oneStatementOrEachAlone(entries, async (some) => {
+        await pool.query(INSERT_DECISIONS, columnsOf(some));
+        return some.map(() => undefined);
+      }),
+    { maxBatch: options.maxBatch },
+  );
   return {
-    async record(e) {
-      await pool.query(
-        `INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
-                                       elevation_session_id, permit, code, policy_ids, policy_version, latency_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-        [
-          e.tenantId, e.userId, e.action, e.resourceType, e.resourceId, uuidOrNull(e.runId), e.stepNo, e.fingerprint,
-          uuidOrNull(e.elevationSessionId), e.permit, e.code, e.policyIds, e.policyVersion, e.latencyMs,
-        ],
-      );
-    },
+    record: (entry) => writes.submit(entry),
     async query(tenantId, filter) {
       if (filter.runId !== undefined && !UUID.test(filter.runId)) return [];
       const { rows } = await pool.query<DecisionRow>(

@@ -21,7 +21,7 @@ const RUN_CREATION = { method: "POST", url: "/v1/agents/runs" };
  * so a refused request (429/10429 with `Retry-After`) has changed nothing.
  */
 export function registerRateLimits(app: FastifyInstance, deps: RateLimitDeps & { readonly authenticate: Authenticate }): void {
-  /** The token's tenant and user when it verifies (the route verifies it again); otherwise the address. */
+  /** The token's tenant and user when it verifies (the authenticator remembers it for the route); otherwise the address. */
   async function callerOf(request: FastifyRequest): Promise<Caller> {
     const authorization = request.headers.authorization;
     if (authorization) {

@@ -1,0 +1,109 @@
+import { createPool, ValidationError, type Pool } from "@steward/platform";
+import { createRunHandler, type CreateRunCommand } from "./create-run";
+import { freshDatabase } from "../../../../test/support/databases";
+
+/**
+ * One commit per created run (issue 13, point 3), with or without an Idempotency-Key, counted by PostgreSQL
+ * itself (pg_stat_database of a database of the test's own, over one connection).
+ */
+describe("createRun: one commit per created run, Idempotency-Key semantics unchanged (real PostgreSQL)", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: Pool;
+  const statements: string[] = [];
+  let createRun: ReturnType<typeof createRunHandler>;
+
+  beforeAll(async () => {
+    db = await freshDatabase("steward_gateway_create");
+    // One connection: the backend whose counters are flushed below is the one that did the work.
+    pool = createPool(db.url, { max: 1 });
+    const counted = {
+      query: (text: string, values?: unknown[]) => {
+        statements.push(text);
+        return pool.query(text, values);
+      },
+      connect: () => {
+        statements.push("(connect)");
+        return pool.connect();
+      },
+    } as unknown as Pool;
+    createRun = createRunHandler({ pool: counted, namespace: "createrun" });
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    if (db) await db.drop();
+  });
+
+  /** Transactions committed and rolled back by `work`, as PostgreSQL counts them (its own reads subtracted). */
+  async function transactionsOf(work: () => Promise<unknown>): Promise<{ commits: number; rollbacks: number; statements: number }> {
+    const read = async () => {
+      // Makes this backend publish its counters at the end of this transaction, before the next statement.
+      await pool.query("SELECT pg_stat_force_next_flush()");
+      const { rows } = await pool.query<{ c: number; r: number }>(
+        "SELECT xact_commit::int AS c, xact_rollback::int AS r FROM pg_stat_database WHERE datname = current_database()",
+      );
+      return rows[0];
+    };
+    const measure = async (w: () => Promise<unknown>) => {
+      const before = await read();
+      statements.splice(0);
+      await w().catch(() => undefined);
+      const count = statements.length;
+      const after = await read();
+      return { commits: after.c - before.c, rollbacks: after.r - before.r, statements: count };
+    };
+    const idle = await measure(async () => undefined);
+    const busy = await measure(work);
+    return { commits: busy.commits - idle.commits, rollbacks: busy.rollbacks - idle.rollbacks, statements: busy.statements };
+  }
+
+  const principal = { tenantId: "acme", userId: "alice", roles: ["member"] };
+  const command = (input: string, idempotencyKey?: string): CreateRunCommand => ({
+    principal,
+    body: { input },
+    idempotencyKey,
+    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+  });
+  const runsOf = async () => (await pool.query("SELECT id, idempotency_key FROM runs ORDER BY created_at")).rows;
+
+  it("creates a run without a key in one statement, one commit", async () => {
+    let id = "";
+    expect(await transactionsOf(async () => (id = (await createRun(command("hello"))).id))).toEqual({ commits: 1, rollbacks: 0, statements: 1 });
+    expect(await runsOf()).toEqual([{ id, idempotency_key: null }]);
+  });
+
+  it("creates a run with a key used for the first time in one statement, one commit: the key is not looked up first", async () => {
+    let id = "";
+    expect(await transactionsOf(async () => (id = (await createRun(command("keyed", "k-1"))).id))).toEqual({ commits: 1, rollbacks: 0, statements: 1 });
+    expect((await runsOf()).filter((r) => r.idempotency_key === "k-1")).toEqual([{ id, idempotency_key: "k-1" }]);
+  });
+
+  it("answers a retry with the run created first and keeps nothing of the retry", async () => {
+    const first = await createRun(command("retried", "k-2"));
+    const before = await runsOf();
+    let again: { id: string; state: string } | undefined;
+    const cost = await transactionsOf(async () => (again = await createRun(command("retried", "k-2"))));
+    expect(again).toEqual(first);
+    expect(await runsOf()).toEqual(before);
+    // The insert meets the unique index (rolled back), then the first run is read. (PostgreSQL 15 counts the
+    // failed statement in xact_commit too, so the commits are not compared here.)
+    expect({ rollbacks: cost.rollbacks, statements: cost.statements }).toEqual({ rollbacks: 1, statements: 2 });
+    const events = await pool.query("SELECT count(*)::int AS n FROM events WHERE tenant_id = 'acme'");
+    const outbox = await pool.query("SELECT count(*)::int AS n FROM outbox");
+    expect([events.rows[0].n, outbox.rows[0].n]).toEqual([3, 6]);
+  });
+
+  it("refuses the key with another body (422 / 10430) and writes nothing", async () => {
+    const before = await runsOf();
+    const refused = await createRun(command("something else", "k-2")).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(refused).toMatchObject({ status: 422, code: 10430 });
+    expect(await runsOf()).toEqual(before);
+  });
+
+  it("concurrent first uses of one key create one run, and every caller gets it", async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => createRun(command("raced", "k-3"))));
+    expect(new Set(answers.map((a) => a.id)).size).toBe(1);
+    expect((await runsOf()).filter((r) => r.idempotency_key === "k-3")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,95 @@
+/** Groups concurrent calls into batches, so that many callers share one statement (and one commit). */
+export interface Batcher<In, Out> {
+  /** Resolves when the batch holding `item` has run; rejects when that batch (or this item in it) failed. */
+  submit(item: In): Promise<Out>;
+}
+
+export interface BatcherOptions {
+  /** Most items in one batch; the rest wait for the next. Default 100. */
+  readonly maxBatch?: number;
+}
+
+/** Runs one batch: one settled outcome per item, in order. Throwing fails every item of the batch. */
+export type RunBatch<In, Out> = (items: readonly In[]) => Promise<ReadonlyArray<PromiseSettledResult<Out>>>;
+
+interface Waiter<In, Out> {
+  readonly item: In;
+  resolve(value: Out): void;
+  reject(reason: unknown): void;
+}
+
+/**
+ * One batch in flight at a time. An item submitted while a batch runs waits for it and goes in the next one,
+ * with everything submitted meanwhile (up to `maxBatch`): a quiet caller waits for no timer, a busy moment
+ * costs one statement per round trip instead of one per call. An item never joins a batch already sent, so
+ * whatever a batch reads or writes happens after each of its items was submitted.
+ */
+export function createBatcher<In, Out>(run: RunBatch<In, Out>, options: BatcherOptions = {}): Batcher<In, Out> {
+  const maxBatch = options.maxBatch ?? 100;
+  if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`maxBatch must be a positive integer, not ${maxBatch}`);
+  const waiting: Waiter<In, Out>[] = [];
+  let running = false;
+
+  async function drain(): Promise<void> {
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, maxBatch);
+      let outcomes: ReadonlyArray<PromiseSettledResult<Out>>;
+      try {
+        outcomes = await run(batch.map((w) => w.item));
+        if (outcomes.length !== batch.length) throw new Error(`a batch of ${batch.length} answered ${outcomes.length} outcomes`);
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+        continue;
+      }
+      batch.forEach((w, i) => {
+        const outcome = outcomes[i];
+        if (outcome.status === "fulfilled") w.resolve(outcome.value);
+        else w.reject(outcome.reason);
+      });
+    }
+    running = false;
+  }
+
+  return {
+    submit(item) {
+      return new Promise<Out>((resolve, reject) => {
+        waiting.push({ item, resolve, reject });
+        if (running) return;
+        running = true;
+        // After the current turn: the calls of one turn (one read from a socket) share the first batch.
+        queueMicrotask(() => void drain());
+      });
+    },
+  };
+}
+
+/** SQLSTATE classes of an entry PostgreSQL will not take (22 data exception, 23 integrity), not of an unreachable server. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" && /^2[23]/.test(code);
+}
+
+/**
+ * Runs a batch as one statement. When PostgreSQL refuses the data of the batch (one entry it cannot store),
+ * runs each entry alone, so that one bad entry fails its own call and no other; any other failure (the server
+ * unreachable, the connection lost) fails the whole batch.
+ */
+export async function oneStatementOrEachAlone<In, Out>(
+  items: readonly In[],
+  statement: (items: readonly In[]) => Promise<readonly Out[]>,
+): Promise<PromiseSettledResult<Out>[]> {
+  try {
+    return (await statement(items)).map((value) => ({ status: "fulfilled", value }));
+  } catch (err) {
+    if (items.length < 2 || !isDataError(err)) throw err;
+  }
+  const outcomes: PromiseSettledResult<Out>[] = [];
+  for (const item of items) {
+    try {
+      outcomes.push({ status: "fulfilled", value: (await statement([item]))[0] });
+    } catch (reason) {
+      outcomes.push({ status: "rejected", reason });
+    }
+  }
+  return outcomes;
+}

@@ -4,6 +4,8 @@ export { readStream } from "./event-store/read-stream";
 export { readAll, type PositionedEvent } from "./event-store/read-all";
 export { enqueueOutbox, type OutboxMessage } from "./outbox/enqueue";
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox/relay";
+export { createDirectPublisher, type DirectPublisher, type DirectPublisherOptions } from "./outbox/direct-publisher";
+export type { OutboxRow } from "./outbox/outbox-row";
 export { appendRunEvents, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
 export { failUnfoldableRun } from "./runs/fail-unfoldable-run";
 export { projectRun } from "./runs/project-run";

@@ -22,7 +22,7 @@ import {
   watchNatsLink,
 } from "@steward/platform";
 import { createToolExecApi } from "@steward/proto";
-import { createOutboxRelay } from "@steward/store";
+import { createDirectPublisher, createOutboxRelay } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { withPatience } from "./adapters/grpc/patient-tool-exec";
 import { selectProvider } from "./adapters/llm/select-provider";
@@ -111,7 +111,12 @@ async function main(): Promise<void> {
     { subjectPrefixes: [names.allEvents.replace(/>$/, "")] },
   );
   await relay.start();
-  stopRelay = () => relay.stop();
+  // The loop's own appends go onto the bus straight after their commit; the relay sweeps what they miss.
+  const publisher = createDirectPublisher({ pool, nc, logger });
+  stopRelay = async () => {
+    await publisher.stop();
+    await relay.stop();
+  };
   const reaper = createReaper(
     { pool, namespace: config.STEWARD_NATS_NAMESPACE, logger },
     {
@@ -143,6 +148,7 @@ async function main(): Promise<void> {
         contextTokens: config.LLM_CONTEXT_TOKENS || undefined,
       },
       watchCancel: cancelWatcher(nc, names),
+      publisher,
       publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
       crash: config.crashAt ? killAt(config.crashAt) : noCrashPoints,
     },

@@ -7,19 +7,22 @@ export interface OutboxMessage {
   readonly msgId: string;
   readonly payload: unknown;
   readonly headers: Readonly<Record<string, string>>;
+  /** The run it belongs to: a relay publishes a run's rows in their order (see 019_outbox_direct.sql). */
+  readonly runId?: string;
 }
 
 /** Writes outbox rows inside the caller's transaction; the insert trigger wakes the relays. */
 export async function enqueueOutbox(client: PoolClient, messages: readonly OutboxMessage[]): Promise<void> {
   if (messages.length === 0) return;
   await client.query(
-    `INSERT INTO outbox (subject, msg_id, payload, headers)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])`,
+    `INSERT INTO outbox (subject, msg_id, payload, headers, run_id)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::uuid[])`,
     [
       messages.map((m) => m.subject),
       messages.map((m) => m.msgId),
       messages.map((m) => JSON.stringify(m.payload)),
       messages.map((m) => JSON.stringify(m.headers)),
+      messages.map((m) => m.runId ?? null),
     ],
   );
 }

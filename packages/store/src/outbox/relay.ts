@@ -1,7 +1,8 @@
 import pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
-import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { isQueryTimeout, releaseClient, type Logger } from "@steward/platform";
+import { publishRow, type OutboxRow } from "./outbox-row";
 import { classifyPublishError } from "./publish-failure";
 import { settleBatch, type RefusedRow } from "./settle-batch";
 
@@ -30,12 +31,7 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
-interface OutboxRow {
-  id: string;
-  subject: string;
-  msg_id: string;
-  payload: string;
-  headers: Record<string, string>;
+interface PendingRow extends OutboxRow {
   attempts: number;
 }
 
@@ -80,12 +76,6 @@ export function createOutboxRelay(
   let again = false;
   let stopped = false;
 
-  async function publishRow(row: OutboxRow) {
-    const h = natsHeaders();
-    for (const [k, v] of Object.entries(row.headers)) h.set(k, v);
-    return js.publish(row.subject, row.payload, { msgID: row.msg_id, headers: h });
-  }
-
   function reportRefused(row: RefusedRow): void {
     const fields = { outbox_id: row.id, subject: row.subject, attempts: row.attempts, reason: row.reason };
     if (row.setAside) deps.logger.error(fields, "outbox message set aside: NATS refused it; the messages behind it go on");
@@ -112,18 +102,23 @@ export function createOutboxRelay(
         await client.query("COMMIT");
         return { claimed: 0, published: 0 };
       }
-      // A refused row waiting for its next attempt does not hold back the rows behind it.
-      const { rows } = await client.query<OutboxRow>(
-        `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox
+      // A refused row waiting for its next attempt does not hold back the rows behind it; a row its writer is
+      // publishing itself (held: never attempted, within its grace) holds back the later rows of its run.
+      const { rows } = await client.query<PendingRow>(
+        `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox o
           WHERE published_at IS NULL AND set_aside_at IS NULL AND (retry_at IS NULL OR retry_at <= clock_timestamp())
             AND ($2::text[] IS NULL OR EXISTS (SELECT FROM unnest($2::text[]) AS p(prefix) WHERE starts_with(subject, p.prefix)))
-          ORDER BY id LIMIT $1 FOR UPDATE`,
+            AND (run_id IS NULL OR NOT EXISTS (
+                 SELECT FROM outbox h
+                  WHERE h.run_id = o.run_id AND h.id < o.id AND h.published_at IS NULL AND h.set_aside_at IS NULL
+                    AND h.attempts = 0 AND h.retry_at > clock_timestamp()))
+          ORDER BY id LIMIT $1 FOR UPDATE OF o`,
         [batchSize, options.subjectPrefixes ?? null],
       );
       claimed = rows.length;
       if (rows.length > 0) {
         // Sent in row order on one connection, so JetStream stores them in that order.
-        const results = await Promise.allSettled(rows.map(publishRow));
+        const results = await Promise.allSettled(rows.map((row) => publishRow(js, row)));
         const settled = settleBatch(
           rows.map((row, i) => {
             const r = results[i];

@@ -77,7 +77,7 @@ export async function admitDeferred(pool: Pool, namespace: string, tenantId: str
       rows.map((r) => {
         const command: RunRequested = { run_id: r.id, tenant_id: tenantId, created_by: r.created_by };
         if (r.elevation_session_id) command.elevation_session_id = r.elevation_session_id;
-        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Admitted": "true" } };
+        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Admitted": "true" }, runId: r.id };
       }),
     );
     return rows.map((r) => r.id);

@@ -4,6 +4,7 @@ import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } 
 import { ConcurrencyError } from "@steward/platform";
 import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
+import type { OutboxRow } from "../outbox/outbox-row";
 import { RUN_COLUMNS, RUN_UPSERT, runRowParams, runRowValues } from "./project-run";
 
 export interface AppendRunEventsInput {
@@ -18,12 +19,22 @@ export interface AppendRunEventsInput {
   readonly traceparent?: string;
   readonly idempotencyKey?: string | null;
   readonly requestHash?: string | null;
+  /**
+   * The writer publishes the event copies itself right after the commit (`createDirectPublisher`): they are
+   * kept from the relays for `DIRECT_GRACE_MS` and returned in `direct`. Commands always go by the relays.
+   */
+  readonly publishDirect?: boolean;
 }
 
 export interface AppendRunEventsResult {
   readonly events: StoredRunEvent[];
   readonly state: RunState;
+  /** The outbox rows the writer publishes itself (`publishDirect`), in row order; empty otherwise. */
+  readonly direct: readonly OutboxRow[];
 }
+
+/** How long a row its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
+export const DIRECT_GRACE_MS = 2000;
 
 const UNIQUE_VIOLATION = "23505";
 
@@ -31,7 +42,8 @@ const UNIQUE_VIOLATION = "23505";
  * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
  * a racing appender hits the unique (stream_id, version) constraint), their bus copies (subject
  * `…agent.events.<run>.<type>`, message id = event id, the stored event as payload, headers naming run, type
- * and seq) and the commands in the outbox, and the runs projection from the fold — all or nothing.
+ * and seq) and the commands in the outbox, after the copies, each row naming the run, and the runs projection
+ * from the fold — all or nothing.
  */
 const APPEND_RUN_EVENTS = `
 WITH input AS (
@@ -43,22 +55,29 @@ ins AS (
    WHERE (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1) = $3
   RETURNING event_id, version, type, data, recorded_at),
 copies AS (
-  INSERT INTO outbox (subject, msg_id, payload, headers)
-  SELECT $8 || ins.type, ins.event_id::text,
+  INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
+  SELECT $1, $8 || ins.type, ins.event_id::text,
          jsonb_build_object('type', ins.type, 'data', ins.data, 'metadata', $7::jsonb || jsonb_build_object(
            'event_id', ins.event_id, 'run_id', $1::uuid, 'tenant_id', $2::text, 'seq', ins.version,
            'recorded_at', to_char(ins.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))::text,
-         $9::jsonb || jsonb_build_object('Steward-Run-Id', $1::text, 'Steward-Event-Type', ins.type, 'Steward-Seq', ins.version::text)
-    FROM ins ORDER BY ins.version),
+         $9::jsonb || jsonb_build_object('Steward-Run-Id', $1::text, 'Steward-Event-Type', ins.type, 'Steward-Seq', ins.version::text),
+         clock_timestamp() + make_interval(secs => $14::float8 / 1000)
+    FROM ins ORDER BY ins.version
+  RETURNING id, subject, msg_id, payload, headers, retry_at IS NOT NULL AS direct),
 commands AS (
-  INSERT INTO outbox (subject, msg_id, payload, headers)
-  SELECT c.subject, c.msg_id, c.payload, c.headers
+  INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
+  SELECT $1, c.subject, c.msg_id, c.payload, c.headers, NULL::timestamptz
     FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS c(subject, msg_id, payload, headers, ord)
-   WHERE EXISTS (SELECT 1 FROM ins) ORDER BY c.ord),
+   -- After every copy (reading them all makes them go first): a run's command never reaches the bus before
+   -- the events written with it, so whoever drives the run next publishes after them.
+   WHERE (SELECT count(*) FROM copies) > 0 ORDER BY c.ord),
 projection AS (
-  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(14)} WHERE EXISTS (SELECT 1 FROM ins)
+  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(15)} WHERE EXISTS (SELECT 1 FROM ins)
   ${RUN_UPSERT})
-SELECT event_id, version, recorded_at FROM ins ORDER BY version`;
+SELECT event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
+UNION ALL
+SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM copies WHERE direct
+ORDER BY outbox_id NULLS FIRST, version`;
 
 /**
  * The one write path of a run: append the events with optimistic concurrency on the state's version, put
@@ -72,9 +91,10 @@ export async function appendRunEvents(pool: Pool, input: AppendRunEventsInput): 
   const ids = input.events.map(() => randomUUID());
   const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
   const commands = input.commands ?? [];
-  let rows: Array<{ event_id: string; version: number; recorded_at: string }>;
+  let rows: AppendedRow[];
+  let direct: OutboxRow[];
   try {
-    const result = await pool.query<{ event_id: string; version: number; recorded_at: string }>(APPEND_RUN_EVENTS, [
+    const result = await pool.query<AppendedRow>(APPEND_RUN_EVENTS, [
       input.runId,
       input.tenantId,
       input.state.version,
@@ -88,9 +108,11 @@ export async function appendRunEvents(pool: Pool, input: AppendRunEventsInput): 
       commands.map((c) => c.msgId),
       commands.map((c) => JSON.stringify(c.payload)),
       commands.map((c) => JSON.stringify(c.headers)),
+      input.publishDirect ? DIRECT_GRACE_MS : null,
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
     ]);
-    rows = result.rows;
+    rows = result.rows.filter((r) => r.outbox_id === null);
+    direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));
   } catch (err) {
     if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "events_stream_version") {
       throw new ConcurrencyError(input.runId, input.state.version, { cause: err });
@@ -102,5 +124,17 @@ export async function appendRunEvents(pool: Pool, input: AppendRunEventsInput): 
     ...event,
     metadata: { event_id: ids[i], run_id: input.runId, tenant_id: input.tenantId, seq: rows[i].version, recorded_at: rows[i].recorded_at, ...metadata },
   })) as StoredRunEvent[];
-  return { events, state };
+  return { events, state, direct };
+}
+
+/** A row of the append's answer: a stored event, or an outbox row its writer publishes itself. */
+interface AppendedRow {
+  event_id: string;
+  version: number;
+  recorded_at: string;
+  outbox_id: string | null;
+  subject: string | null;
+  msg_id: string | null;
+  payload: string | null;
+  headers: Record<string, string> | null;
 }

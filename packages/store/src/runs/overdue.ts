@@ -53,7 +53,7 @@ export async function redriveStrandedRuns(pool: Pool, namespace: string, olderTh
       rows.map((r) => {
         const command: RunRequested = { run_id: r.id, tenant_id: r.tenant_id, created_by: r.created_by };
         if (r.elevation_session_id) command.elevation_session_id = r.elevation_session_id;
-        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Redrive": "true" } };
+        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Redrive": "true" }, runId: r.id };
       }),
     );
     return rows.map((r) => r.id);

@@ -1,6 +1,6 @@
 import { foldRun, nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream } from "@steward/store";
+import { appendRunEvents, readStream, type DirectPublisher } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";
@@ -25,6 +25,8 @@ export interface DriveDeps {
   readonly model?: { readonly name?: string; readonly maxOutputTokens?: number; readonly contextTokens?: number };
   /** Forwards a token delta of the model's answer to live clients (not stored). */
   readonly publishDelta?: (runId: string, delta: { step_no: number; delta: string }) => void;
+  /** Publishes the event copies of the loop's appends right after each commit (else the relays do). */
+  readonly publisher?: DirectPublisher;
   /** Calls `onCancel` when the run's cancellation is requested while it is driven; returns the unsubscribe. */
   readonly watchCancel?: (runId: string, onCancel: () => void) => () => void;
   /** Test hooks; production uses none. */
@@ -83,7 +85,12 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   let cancelAbort = new AbortController();
   const unwatch = deps.watchCancel?.(ctx.runId, () => cancelAbort.abort()) ?? (() => undefined);
 
+  // The loop publishes its events itself while it knows every earlier event of the run is on the bus or on its
+  // way in order: not after a redelivery (a dead runner's events may still be held), not once another writer
+  // appended meanwhile (its event may not be out yet), not after a failed publish. Else the relays do, in order.
+  let publishDirect = Boolean(deps.publisher && ctx.firstDelivery);
   const append = async (more: readonly RunEvent[]): Promise<void> => {
+    const direct = publishDirect && !deps.publisher!.failed(ctx.runId);
     const result = await appendRunEvents(deps.pool, {
       runId: ctx.runId,
       tenantId: ctx.tenantId,
@@ -91,13 +98,17 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       events: [...more],
       namespace: deps.namespace,
       traceparent: ctx.traceparent,
+      publishDirect: direct,
     });
+    if (direct) deps.publisher!.publish(ctx.runId, result.direct);
     events.push(...result.events);
     state = result.state;
   };
   const reload = async (): Promise<void> => {
+    const known = state.version;
     events = await readStream(deps.pool, ctx.runId);
     state = foldRun(events);
+    if (state.version !== known) publishDirect = false; // another writer appended
   };
 
   /** Older tool results compacted when the conversation would outgrow the model's window, or null. */
@@ -222,5 +233,6 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     throw err;
   } finally {
     unwatch();
+    deps.publisher?.release(ctx.runId);
   }
 }

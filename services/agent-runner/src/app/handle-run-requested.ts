@@ -156,6 +156,7 @@ export function createRunRequestedHandler(
         elevationSessionId: cmd.elevation_session_id,
         traceparent: delivery.traceparent,
         lastDelivery: delivery.deliveryCount >= delivery.maxDeliver,
+        firstDelivery: delivery.deliveryCount === 1,
         signal,
         stopping: stopping.signal,
         heartbeat: () => delivery.working(),

@@ -7,6 +7,12 @@ export interface RunContext {
   readonly traceparent?: string;
   /** True on the last delivery JetStream will make: a retryable failure must now end the run. */
   readonly lastDelivery: boolean;
+  /**
+   * True on a command's first delivery: every earlier event of the run is on the bus (its command went out
+   * after them), so the loop may publish its own events directly. A redelivery may follow a runner that died
+   * with its events still held.
+   */
+  readonly firstDelivery?: boolean;
   readonly signal: AbortSignal;
   /** Asks the loop to stop at its next step boundary (shutdown): the step in hand is finished, not aborted. */
   readonly stopping?: AbortSignal;

@@ -1,0 +1,200 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { busNames, initialRunState, type RunEvent } from "@steward/contract";
+import { connectNats, createLogger, createPool, provisionTopology, type NatsConnection, type Pool } from "@steward/platform";
+import { appendRunEvents } from "../runs/append-run-events";
+import { createDirectPublisher } from "./direct-publisher";
+import { createOutboxRelay } from "./relay";
+import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
+import { waitFor } from "../../../../test/support/wait-for";
+import { readSubject } from "../../../../test/support/bus";
+
+jest.setTimeout(60_000);
+
+const logger = createLogger("direct-publisher-test", "silent");
+
+describe("a writer publishing its own outbox rows after commit (real PostgreSQL and JetStream)", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: Pool;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  const namespace = freshNamespace("dp");
+  const names = busNames(namespace);
+
+  beforeAll(async () => {
+    db = await freshDatabase("steward_store_direct");
+    pool = createPool(db.url, { max: 6 });
+    nc = await connectNats(natsUrl, "steward-direct-publisher-test");
+    jsm = await jetstreamManager(nc);
+    await provisionTopology(nc, names);
+  });
+
+  afterAll(async () => {
+    for (const stream of [names.commandStream, names.eventStream, names.deadLetterStream]) await jsm?.streams.delete(stream).catch(() => undefined);
+    await nc?.close();
+    await pool?.end();
+    await db?.drop();
+  });
+
+  const queued = (): RunEvent => ({
+    type: "run.queued",
+    data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: "2026-12-01T10:00:00.000000Z", deadline_at: "2026-12-01T10:03:00.000000Z", thread_id: null },
+  });
+  const command = (runId: string) => ({ subject: names.runRequested, msgId: `req-${runId}`, payload: { run_id: runId }, headers: { "Steward-Run-Id": runId } });
+  const onStream = async (stream: string, subject: string) => (await jsm.streams.info(stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
+  const outboxOf = async (runId: string) =>
+    (
+      await pool.query<{ subject: string; published: boolean; held: boolean }>(
+        "SELECT subject, published_at IS NOT NULL AS published, retry_at IS NOT NULL AS held FROM outbox WHERE headers->>'Steward-Run-Id' = $1 ORDER BY id",
+        [runId],
+      )
+    ).rows;
+
+  it("given publishDirect, then the copies come back to publish and are kept from the relays; the run's command waits behind them", async () => {
+    const runId = randomUUID();
+    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, publishDirect: true });
+    expect(appended.direct.map((r) => r.subject)).toEqual([names.runEvent(runId, "run.queued")]);
+    expect(JSON.parse(appended.direct[0].payload)).toMatchObject({ type: "run.queued", metadata: { run_id: runId, seq: 1 } });
+    const rows = await outboxOf(runId);
+    expect(rows.find((r) => r.subject === names.runRequested)).toMatchObject({ held: false });
+    expect(rows.find((r) => r.subject !== names.runRequested)).toMatchObject({ held: true });
+
+    // A relay woken now publishes neither the copy its writer is publishing nor the run's command behind it.
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      expect(await relay.drain()).toBe(0);
+      expect(await onStream(names.eventStream, names.runEvent(runId, "run.queued"))).toBe(0);
+      // The writer publishes its copy: the command is the relay's now.
+      const publisher = createDirectPublisher({ pool, nc, logger });
+      publisher.publish(runId, appended.direct);
+      await publisher.stop();
+      expect(await relay.drain()).toBe(1);
+      expect(await onStream(names.commandStream, names.runRequested)).toBeGreaterThanOrEqual(1);
+      expect((await outboxOf(runId)).every((r) => r.published)).toBe(true);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it("when the writer publishes, then its rows are on the stream at once and marked published; the command goes after them by the relay", async () => {
+    const runId = randomUUID();
+    const appended = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued(), { type: "run.started", data: { runner_id: "r", started_at: "2026-12-01T10:00:01.000000Z" } }],
+      commands: [command(runId)],
+      namespace,
+      publishDirect: true,
+    });
+    expect(appended.direct).toHaveLength(2);
+    const publisher = createDirectPublisher({ pool, nc, logger });
+    publisher.publish(runId, appended.direct);
+    await publisher.stop();
+    expect(await onStream(names.eventStream, names.runEvent(runId, "run.queued"))).toBe(1);
+    expect(await onStream(names.eventStream, names.runEvent(runId, "run.started"))).toBe(1);
+    expect((await outboxOf(runId)).map((r) => [r.subject === names.runRequested ? "command" : "copy", r.published])).toEqual([
+      ["copy", true],
+      ["copy", true],
+      ["command", false],
+    ]);
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      expect(await relay.drain()).toBe(1);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it("given a writer that died before publishing, then a relay publishes its rows once their grace has passed, and a late second publish is dropped", async () => {
+    const runId = randomUUID();
+    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      expect(await relay.drain()).toBe(0);
+      await waitFor(async () => ((await relay.drain()) > 0 ? true : undefined), { timeoutMs: 10_000, intervalMs: 250, what: "the relay to take the row after its grace" });
+    } finally {
+      await relay.stop();
+    }
+    // The writer comes back to it after all: JetStream keeps one copy.
+    const publisher = createDirectPublisher({ pool, nc, logger });
+    publisher.publish(runId, appended.direct);
+    await publisher.stop();
+    expect(await onStream(names.eventStream, names.runEvent(runId, "run.queued"))).toBe(1);
+  });
+
+  const started = (seq: number): RunEvent => ({ type: "run.started", data: { runner_id: `r${seq}`, started_at: "2026-12-01T10:00:01.000000Z" } });
+  const seqsOnBus = async (runId: string) =>
+    (await readSubject(nc, names.eventStream, names.runEvents(runId))).map((m) => Number(m.headers["Steward-Seq"]));
+
+  it("given a run's row held by its writer, then a relay publishes the run's later rows only after it, other runs' rows at once", async () => {
+    const x = randomUUID();
+    const y = randomUUID();
+    const first = await appendRunEvents(pool, { runId: x, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    await appendRunEvents(pool, { runId: x, tenantId: "t", state: first.state, events: [started(2)], namespace });
+    await appendRunEvents(pool, { runId: y, tenantId: "t", state: initialRunState, events: [queued()], namespace });
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      expect(await relay.drain()).toBe(1);
+      expect(await seqsOnBus(y)).toEqual([1]);
+      expect(await onStream(names.eventStream, names.runEvent(x, "run.started"))).toBe(0);
+      const publisher = createDirectPublisher({ pool, nc, logger });
+      publisher.publish(x, first.direct);
+      await publisher.stop();
+      expect(await relay.drain()).toBe(1);
+      expect(await seqsOnBus(x)).toEqual([1, 2]);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it("when a direct publish fails, then the run's later rows are not published directly; the relay publishes them all, in order, after their grace", async () => {
+    const runId = randomUUID();
+    const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    const two = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace, publishDirect: true });
+    const publisher = createDirectPublisher({ pool, nc, logger });
+    // A subject no stream takes: JetStream refuses it, as it would a row while the bus is away.
+    publisher.publish(runId, [{ ...one.direct[0], subject: `${namespace}.nowhere` }]);
+    publisher.publish(runId, two.direct);
+    await publisher.stop();
+    expect(publisher.failed(runId)).toBe(true);
+    expect(await seqsOnBus(runId)).toEqual([]);
+    expect((await outboxOf(runId)).map((r) => r.published)).toEqual([false, false]);
+
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), {
+        timeoutMs: 10_000,
+        intervalMs: 250,
+        what: "the relay to publish both rows after their grace",
+      });
+    } finally {
+      await relay.stop();
+    }
+    expect(await seqsOnBus(runId)).toEqual([1, 2]);
+    publisher.release(runId);
+    expect(publisher.failed(runId)).toBe(false);
+  });
+
+  it("given rows without publishDirect, then nothing comes back and they wake the relays; rows a writer publishes wake nobody", async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    let notified = 0;
+    listener.on("notification", () => notified++);
+    await listener.query("LISTEN steward_outbox");
+    try {
+      await appendRunEvents(pool, { runId: randomUUID(), tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+      const runId = randomUUID();
+      const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace });
+      expect(appended.direct).toEqual([]);
+      expect(await outboxOf(runId)).toEqual([{ subject: names.runEvent(runId, "run.queued"), published: false, held: false }]);
+      await waitFor(() => (notified > 0 ? true : undefined), { timeoutMs: 5000, what: "the notification of the relays' row" });
+      // Notifications come in commit order and before the answer to a later query: the first append sent none.
+      await listener.query("SELECT 1");
+      expect(notified).toBe(1);
+    } finally {
+      await listener.end();
+    }
+  });
+});

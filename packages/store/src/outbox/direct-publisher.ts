@@ -1,0 +1,104 @@
+import type pg from "pg";
+import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "@steward/platform";
+import { publishRow, type OutboxRow } from "./outbox-row";
+
+export interface DirectPublisherOptions {
+  /** Published rows are marked in one statement per this many ms (or per `markBatch` rows). Default 50. */
+  markEveryMs?: number;
+  /** Marks written per statement at most. Default 512. */
+  markBatch?: number;
+}
+
+export interface DirectPublisher {
+  /**
+   * Publishes a run's rows its caller has just committed (`appendRunEvents` with `publishDirect`), after the
+   * run's rows given before; never throws. A row that fails stops the run's direct publishing until `release`.
+   */
+  publish(runId: string, rows: readonly OutboxRow[]): void;
+  /** Whether a publish of the run failed: its later rows must go through the relays (held rows wait there). */
+  failed(runId: string): boolean;
+  /** The caller is done with the run (its drive ended): forget it. */
+  release(runId: string): void;
+  /** Waits for the publishes in flight and writes the marks still pending. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The writer's own publish, right after its commit: the event is on the bus without a relay being woken,
+ * taking the relays' lock and claiming the row in a transaction. A run's rows go one after the other, each
+ * after the previous one's acknowledgement, so they reach the stream in their order even when the bus
+ * drops a connection mid-way. Acknowledged rows are marked published in batches, off the caller's path.
+ * A row not acknowledged (the bus away, a refusal) or not marked (the writer died) stays held until its
+ * grace passes, then a relay publishes it and the run's later rows after it; a row published twice is
+ * dropped by JetStream's duplicate window.
+ */
+export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection; logger: Logger }, options: DirectPublisherOptions = {}): DirectPublisher {
+  const markEveryMs = options.markEveryMs ?? 50;
+  const markBatch = options.markBatch ?? 512;
+  const js: JetStreamClient = jetstream(deps.nc);
+  const acked: string[] = [];
+  const chains = new Map<string, Promise<void>>();
+  const broken = new Set<string>();
+  let timer: NodeJS.Timeout | null = null;
+  let marking: Promise<void> = Promise.resolve();
+
+  function mark(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    while (acked.length > 0) {
+      const ids = acked.splice(0, markBatch);
+      marking = marking
+        .then(() => deps.pool.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[]) AND published_at IS NULL", [ids]))
+        .then(
+          () => undefined,
+          // An unmarked row is published again by a relay after its grace, and dropped by JetStream: no loss.
+          (err) => deps.logger.debug({ error_class: (err as Error)?.name, rows: ids.length }, "could not mark directly published rows"),
+        );
+    }
+    return marking;
+  }
+
+  function scheduleMark(): void {
+    if (acked.length >= markBatch) void mark();
+    else if (!timer) {
+      timer = setTimeout(() => void mark(), markEveryMs);
+      timer.unref();
+    }
+  }
+
+  async function publishInOrder(runId: string, rows: readonly OutboxRow[]): Promise<void> {
+    for (const row of rows) {
+      if (broken.has(runId)) return;
+      try {
+        await publishRow(js, row);
+      } catch (err) {
+        broken.add(runId);
+        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: row.id }, "direct publish failed; the relays publish the run's rows");
+        return;
+      }
+      acked.push(row.id);
+      scheduleMark();
+    }
+  }
+
+  return {
+    publish(runId, rows) {
+      if (rows.length === 0) return;
+      const tail = (chains.get(runId) ?? Promise.resolve()).then(() => publishInOrder(runId, rows));
+      chains.set(runId, tail);
+      void tail.then(() => {
+        if (chains.get(runId) === tail) chains.delete(runId);
+      });
+    },
+    failed: (runId) => broken.has(runId),
+    release(runId) {
+      broken.delete(runId);
+    },
+    async stop() {
+      await Promise.allSettled([...chains.values()]);
+      await mark();
+    },
+  };
+}

@@ -128,6 +128,29 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
     expect(bySeq.map((m) => m.headers["Nats-Msg-Id"])).toEqual(rows.map((r) => r.event_id));
     expect(bySeq.every((m) => m.headers["Steward-Run-Id"] === runId)).toBe(true);
     expect(bySeq.every((m) => /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/.test(m.headers.traceparent))).toBe(true);
+    // On the bus in the run's order.
+    expect(onBus.map((m) => m.json.metadata.seq)).toEqual(rows.map((r) => r.version));
+  });
+
+  it("the runner publishes its own events right after their commit; the gateway's go by the relays", async () => {
+    // Held rows (retry_at set, never attempted) are kept from the relays for 2 s: published within it, the
+    // runner published them. Every copy is marked published in the end.
+    const published = await waitFor(
+      async () => {
+        const { rows } = await pool.query<{ type: string; held: boolean; early: boolean | null; attempts: number }>(
+          `SELECT (payload::jsonb)->>'type' AS type, retry_at IS NOT NULL AS held, attempts,
+                  published_at < created_at + interval '2 seconds' AS early
+             FROM outbox WHERE run_id = $1 AND subject LIKE '%.agent.events.%' ORDER BY id`,
+          [runId],
+        );
+        return rows.every((r) => r.early !== null) ? rows : undefined;
+      },
+      { what: "every copy of the run marked published" },
+    );
+    expect(published[0]).toMatchObject({ type: "run.queued", held: false });
+    const runners = published.slice(1);
+    expect(runners.length).toBeGreaterThan(3);
+    expect(runners.every((r) => r.held && r.early && r.attempts === 0)).toBe(true);
   });
 
   it("lists only the caller's own runs, newest first", async () => {

@@ -14,8 +14,8 @@ export interface PolicyResult {
 
 interface Engine {
   validate(text: string): { valid: boolean };
-  prepare(key: string, set: unknown): void;
-  authorize(key: string, request: unknown): { permit: boolean };
+  prepare(key: string, set: unknown): unknown;
+  authorize(set: unknown, request: unknown): { permit: boolean };
 }
 
 function loadPolicyInternals(): { createCedarEngine(schema: string): Engine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
@@ -34,7 +34,7 @@ export async function measurePolicy(bench: StewardBench, samples: number): Promi
   const { createCedarEngine, entitiesFor, resourceUid } = loadPolicyInternals();
   const dir = join(repoRoot, "infra", "policies");
   const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"));
-  engine.prepare("bench@1", engine.validate(readFileSync(join(dir, "default.cedar"), "utf8")));
+  const prepared = engine.prepare("bench@1", engine.validate(readFileSync(join(dir, "default.cedar"), "utf8")));
   const request = () => ({
     principal: { type: "Steward::User", id: "bench-user" },
     action: "knowledge.document.read",
@@ -45,7 +45,7 @@ export async function measurePolicy(bench: StewardBench, samples: number): Promi
   const local: number[] = [];
   for (let i = 0; i < samples + 50; i++) {
     const t0 = performance.now();
-    const answer = engine.authorize("bench@1", request());
+    const answer = engine.authorize(prepared, request());
     if (i >= 50) local.push(performance.now() - t0);
     if (!answer.permit) throw new Error("the default set did not permit a member to read the knowledge base");
   }

@@ -136,6 +136,11 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       }
     }
     const fingerprint = toolFingerprint(tool.name, tool.normalise(input));
+    // A read's record is looked up while the PDP decides: it serialises nothing (a read repeated at once
+    // changes nothing), so it needs no lock and no transaction of its own.
+    const keepsRead = tool.safety === "read" && tool.idempotent && tool.reuseResult !== false;
+    const stored = keepsRead ? deps.results.find(cmd.runId, fingerprint) : null;
+    stored?.catch(() => undefined); // a denied call never looks at it
     const decision = await ask(cmd, tool.policyPoint, fingerprint, tool.safety);
     if (!decision.permit) {
       return {
@@ -180,6 +185,21 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     };
     if (!tool.idempotent || tool.reuseResult === false) {
       const done = await execute();
+      return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
+    }
+    if (stored) {
+      const found = await stored;
+      if (found) {
+        const result = fitted(cmd, tool.name, found.result as InvokeOutcome["result"]);
+        return { fingerprint, decision, resultCode: found.resultCode, result, replayed: true, nextState: result.next_state };
+      }
+      const done = await execute();
+      if (done.resultCode === ToolResultCode.ok) {
+        // The record of a read only spares a repeat; losing it loses nothing.
+        await deps.results.keep(cmd.runId, fingerprint, tool.name, done).catch((err) =>
+          deps.logger.debug({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "a read's result was not kept"),
+        );
+      }
       return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
     }
     const { value, replayed } = await deps.results.once(cmd.runId, fingerprint, tool.name, execute);

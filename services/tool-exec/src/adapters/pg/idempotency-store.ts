@@ -20,6 +20,10 @@ export interface IdempotencyStore {
     toolName: string,
     work: (transaction: SqlSession) => Promise<StoredToolResult>,
   ): Promise<{ value: StoredToolResult; replayed: boolean }>;
+  /** The stored result of a call, if any (a read's record: no lock, nothing to serialise). */
+  find(runId: string, fingerprint: string): Promise<StoredToolResult | null>;
+  /** Stores a read's successful result; a result already stored for the call is kept. One statement. */
+  keep(runId: string, fingerprint: string, toolName: string, value: StoredToolResult): Promise<void>;
 }
 
 /**
@@ -28,6 +32,20 @@ export interface IdempotencyStore {
  */
 export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
   return {
+    async find(runId, fingerprint) {
+      const { rows } = await pool.query<{ result_code: string; result: StoredToolResult["result"] }>(
+        "SELECT result_code, result FROM tool_results WHERE run_id = $1 AND fingerprint = $2",
+        [runId, fingerprint],
+      );
+      return rows[0] ? { resultCode: rows[0].result_code, result: rows[0].result } : null;
+    },
+    async keep(runId, fingerprint, toolName, value) {
+      await pool.query(
+        `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT DO NOTHING`,
+        [runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)],
+      );
+    },
     async once(runId, fingerprint, toolName, work) {
       const client = await pool.connect();
       let failure: unknown;

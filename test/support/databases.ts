@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
+import { createPool, type Pool } from "@steward/platform";
 import { dropDatabase, ensureDatabase, migrate } from "@steward/store";
 
 /** The server the suites create their databases on. */
@@ -33,6 +34,45 @@ export async function freshDatabase(prefix = "steward_test"): Promise<{ url: str
       await dropDatabase(datasetsUrl(url));
     },
   };
+}
+
+/**
+ * A fresh, migrated database and a pool on it for the test file that calls this (its beforeAll / afterAll
+ * hooks are registered here): read `pool` and `url` inside tests and hooks, not at the top level.
+ */
+export function useFreshDatabase(prefix: string, poolMax = 4): { readonly pool: Pool; readonly url: string } {
+  let db: { url: string; drop(): Promise<void> } | undefined;
+  let pool: Pool | undefined;
+  beforeAll(async () => {
+    db = await freshDatabase(prefix);
+    pool = createPool(db.url, { max: poolMax });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await db?.drop();
+  });
+  return {
+    get pool() {
+      if (!pool) throw new Error("the database is made in beforeAll");
+      return pool;
+    },
+    get url() {
+      if (!db) throw new Error("the database is made in beforeAll");
+      return db.url;
+    },
+  };
+}
+
+/** A pool that records the text of every statement sent through it (what a component writes, and how often). */
+export function recordingPool(pool: () => Pool): { readonly pool: Pool; readonly statements: string[] } {
+  const statements: string[] = [];
+  const recording = {
+    query: (text: string, values?: unknown[]) => {
+      statements.push(text);
+      return pool().query(text, values);
+    },
+  } as unknown as Pool;
+  return { pool: recording, statements };
 }
 
 /** Loads the demo dataset (and the read-only role of the data tools) into the datasets database of `appUrl`. */

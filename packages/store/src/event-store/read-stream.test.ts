@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent, type RunState } from "@steward/contract";
-import { createPool, type Pool } from "@steward/platform";
 import { appendRunEvents } from "../runs/append-run-events";
 import { readStream } from "./read-stream";
 import { readAll } from "./read-all";
-import { freshDatabase } from "../../../../test/support/databases";
+import { useFreshDatabase } from "../../../../test/support/databases";
 
 function queued(): RunEvent {
   const createdAt = nowMicros();
@@ -23,26 +22,15 @@ function thoughts(n: number, from = 1): RunEvent[] {
 }
 
 describe("reading the event store (PostgreSQL)", () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: Pool;
+  const db = useFreshDatabase("steward_store_read");
   const states = new Map<string, RunState>();
 
   /** Appends to a run through the one write path, starting it with run.queued when new. */
   async function append(runId: string, events: RunEvent[]): Promise<void> {
     const state = states.get(runId);
-    const result = await appendRunEvents(pool, { runId, tenantId: "acme", namespace: "rs", state: state ?? initialRunState, events: state ? events : [queued(), ...events] });
+    const result = await appendRunEvents(db.pool, { runId, tenantId: "acme", namespace: "rs", state: state ?? initialRunState, events: state ? events : [queued(), ...events] });
     states.set(runId, result.state);
   }
-
-  beforeAll(async () => {
-    db = await freshDatabase("steward_store_read");
-    pool = createPool(db.url, { max: 4 });
-  });
-
-  afterAll(async () => {
-    await pool?.end();
-    if (db) await db.drop();
-  });
 
   it("reads a stream in order, from after a version, with a limit", async () => {
     const streamId = randomUUID();
@@ -51,22 +39,22 @@ describe("reading the event store (PostgreSQL)", () => {
     await append(other, thoughts(2, 100));
     await append(streamId, thoughts(2, 3));
 
-    const all = await readStream(pool, streamId);
+    const all = await readStream(db.pool, streamId);
     expect(all.map((e) => e.metadata.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(all.map((e) => e.type)).toEqual(["run.queued", "thought", "thought", "thought", "thought"]);
     expect(all.slice(1).map((e) => (e.data as { step_no: number }).step_no)).toEqual([1, 2, 3, 4]);
     expect(all.every((e) => e.metadata.run_id === streamId && e.metadata.tenant_id === "acme")).toBe(true);
 
-    const after2 = await readStream(pool, streamId, { after: 2 });
+    const after2 = await readStream(db.pool, streamId, { after: 2 });
     expect(after2.map((e) => e.metadata.seq)).toEqual([3, 4, 5]);
-    const page = await readStream(pool, streamId, { after: 1, limit: 2 });
+    const page = await readStream(db.pool, streamId, { after: 1, limit: 2 });
     expect(page.map((e) => e.metadata.seq)).toEqual([2, 3]);
-    expect(await readStream(pool, streamId, { after: 5 })).toEqual([]);
-    expect(await readStream(pool, randomUUID())).toEqual([]);
+    expect(await readStream(db.pool, streamId, { after: 5 })).toEqual([]);
+    expect(await readStream(db.pool, randomUUID())).toEqual([]);
   });
 
   it("reads every stream by global position", async () => {
-    const { rows } = await pool.query<{ p: number }>("SELECT coalesce(max(global_position), 0)::int AS p FROM events");
+    const { rows } = await db.pool.query<{ p: number }>("SELECT coalesce(max(global_position), 0)::int AS p FROM events");
     const start = rows[0].p;
     const a = randomUUID();
     const b = randomUUID();
@@ -74,7 +62,7 @@ describe("reading the event store (PostgreSQL)", () => {
     await append(b, []);
     await append(a, thoughts(1, 2));
 
-    const positioned = await readAll(pool, { after: start });
+    const positioned = await readAll(db.pool, { after: start });
     expect(positioned.map((p) => [p.event.metadata.run_id, p.event.metadata.seq])).toEqual([
       [a, 1],
       [a, 2],
@@ -86,7 +74,7 @@ describe("reading the event store (PostgreSQL)", () => {
     expect([...positions].sort((x, y) => x - y)).toEqual(positions);
     expect(new Set(positions).size).toBe(positions.length);
 
-    const tail = await readAll(pool, { after: positions[1], limit: 1 });
+    const tail = await readAll(db.pool, { after: positions[1], limit: 1 });
     expect(tail).toHaveLength(1);
     expect(tail[0].position).toBe(positions[2]);
     expect(tail[0].event.metadata.run_id).toBe(b);
@@ -95,15 +83,15 @@ describe("reading the event store (PostgreSQL)", () => {
   it("refuses UPDATE, DELETE and TRUNCATE on events (append-only trigger)", async () => {
     const streamId = randomUUID();
     await append(streamId, thoughts(1));
-    const count = async () => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events")).rows[0].n;
+    const count = async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events")).rows[0].n;
     const before = await count();
 
-    await expect(pool.query("UPDATE events SET type = 'tampered' WHERE stream_id = $1", [streamId])).rejects.toThrow(/append-only/);
-    await expect(pool.query("DELETE FROM events WHERE stream_id = $1", [streamId])).rejects.toThrow(/append-only/);
-    await expect(pool.query("TRUNCATE events")).rejects.toThrow(/append-only/);
+    await expect(db.pool.query("UPDATE events SET type = 'tampered' WHERE stream_id = $1", [streamId])).rejects.toThrow(/append-only/);
+    await expect(db.pool.query("DELETE FROM events WHERE stream_id = $1", [streamId])).rejects.toThrow(/append-only/);
+    await expect(db.pool.query("TRUNCATE events")).rejects.toThrow(/append-only/);
 
     expect(await count()).toBe(before);
-    const { rows } = await pool.query<{ type: string }>("SELECT type FROM events WHERE stream_id = $1 ORDER BY version", [streamId]);
+    const { rows } = await db.pool.query<{ type: string }>("SELECT type FROM events WHERE stream_id = $1 ORDER BY version", [streamId]);
     expect(rows.map((r) => r.type)).toEqual(["run.queued", "thought"]);
   });
 });

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, busNames, initialRunState, nowMicros, type RunEvent, type RunState } from "@steward/contract";
-import { ConcurrencyError, createPool, inTransaction, type Pool } from "@steward/platform";
+import { ConcurrencyError, inTransaction, type Pool } from "@steward/platform";
 import { appendRunEvents, type AppendRunEventsInput } from "./append-run-events";
 import type { OutboxMessage } from "../outbox/enqueue";
 import { readStream } from "../event-store/read-stream";
-import { freshDatabase } from "../../../../test/support/databases";
+import { useFreshDatabase } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 
 const NAMESPACE = "arev";
@@ -29,11 +29,10 @@ function command(runId: string, label: string): OutboxMessage {
 }
 
 describe("appendRunEvents (PostgreSQL: events, outbox and projection in one statement)", () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: Pool;
+  const db = useFreshDatabase("steward_store_append", 10);
 
   const append = (runId: string, state: RunState, events: RunEvent[], more: Partial<AppendRunEventsInput> = {}) =>
-    appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events, ...more });
+    appendRunEvents(db.pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events, ...more });
 
   /** A run with `queued` and `started` stored: its state at version 2. */
   async function startedRun(): Promise<{ runId: string; state: RunState }> {
@@ -44,12 +43,12 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
 
   /** Everything a run's appends wrote: its events, the outbox rows about it (copies and commands), its projection row. */
   async function footprint(runId: string) {
-    const events = await readStream(pool, runId);
-    const { rows: outbox } = await pool.query<{ subject: string; msg_id: string; payload: string; headers: Record<string, string> }>(
+    const events = await readStream(db.pool, runId);
+    const { rows: outbox } = await db.pool.query<{ subject: string; msg_id: string; payload: string; headers: Record<string, string> }>(
       "SELECT subject, msg_id, payload, headers FROM outbox WHERE subject LIKE '%' || $1 || '%' OR msg_id LIKE $1 || ':%' ORDER BY id",
       [runId],
     );
-    const { rows: runs } = await pool.query<{ state: string; version: number; created_by: string; usage: { model_calls: number } }>(
+    const { rows: runs } = await db.pool.query<{ state: string; version: number; created_by: string; usage: { model_calls: number } }>(
       "SELECT state, version, created_by, usage FROM runs WHERE id = $1",
       [runId],
     );
@@ -57,21 +56,11 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
   }
 
   const totals = async () => {
-    const { rows } = await pool.query<{ events: number; outbox: number; runs: number }>(
+    const { rows } = await db.pool.query<{ events: number; outbox: number; runs: number }>(
       "SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM outbox)::int AS outbox, (SELECT count(*) FROM runs)::int AS runs",
     );
     return rows[0];
   };
-
-  beforeAll(async () => {
-    db = await freshDatabase("steward_store_append");
-    pool = createPool(db.url, { max: 10 });
-  });
-
-  afterAll(async () => {
-    await pool?.end();
-    if (db) await db.drop();
-  });
 
   it("stores several events, their bus copies, the commands and the projection together, numbered from the expected version", async () => {
     const runId = randomUUID();
@@ -200,13 +189,13 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     const { runId, state } = await startedRun();
     let second: Promise<unknown> | undefined;
     // The first append runs in a transaction held open until the second one waits on its uncommitted row.
-    await inTransaction(pool, async (client) => {
+    await inTransaction(db.pool, async (client) => {
       await appendRunEvents(client as unknown as Pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events: [thought(1, "first")], commands: [command(runId, "first")] });
       second = append(runId, state, [thought(1, "second"), thought(2, "second")], { commands: [command(runId, "second")] });
       second.catch(() => undefined);
       await waitFor(
         async () => {
-          const { rows } = await pool.query<{ n: number }>(
+          const { rows } = await db.pool.query<{ n: number }>(
             `SELECT count(*)::int AS n FROM pg_stat_activity
               WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO events%'`,
           );

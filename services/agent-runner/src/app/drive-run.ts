@@ -1,4 +1,4 @@
-import { foldRun, nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
+import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream, type DirectPublisher } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
@@ -12,6 +12,7 @@ import { noCrashPoints, type CrashPoints } from "./crash-points";
 import type { DriveOutcome, RunContext } from "./run-context";
 import { invokeTool } from "./invoke-tool";
 import { logDecision } from "./log-decision";
+import { foldStored } from "./unfoldable-run";
 
 export interface DriveDeps {
   readonly pool: Pool;
@@ -74,7 +75,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   const crash = deps.crash ?? noCrashPoints;
   let events: StoredRunEvent[] = await readStream(deps.pool, delivered.runId);
   if (events.length === 0) return { kind: "missing" };
-  let state: RunState = foldRun(events);
+  let state: RunState = foldStored(delivered.runId, events);
   // A re-driven command may lack the elevation reference; the run's first event has it.
   const ctx: RunContext = { ...delivered, elevationSessionId: delivered.elevationSessionId ?? state.elevation_session_id ?? undefined };
   const catalog = catalogOf(deps.tools);
@@ -107,7 +108,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   const reload = async (): Promise<void> => {
     const known = state.version;
     events = await readStream(deps.pool, ctx.runId);
-    state = foldRun(events);
+    state = foldStored(ctx.runId, events);
     if (state.version !== known) publishDirect = false; // another writer appended
   };
 

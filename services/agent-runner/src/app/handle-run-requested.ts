@@ -1,8 +1,9 @@
-import { RunErrorCode, decodeRunRequested, foldRun, type RunRequested } from "@steward/contract";
+import { RunErrorCode, decodeRunRequested, type RunRequested } from "@steward/contract";
 import { ConcurrencyError, isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
-import { admitDeferred, claimRun, failUnfoldableRun, readStream, releaseLease } from "@steward/store";
+import { admitDeferred, claimRun, failUnfoldableRun, releaseLease } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
 import type { LeaseKeeper } from "./lease-keeper";
+import { UnfoldableRunError } from "./unfoldable-run";
 
 /** A delivered command as the handler sees it: no JetStream types, so it can be driven by a fake. */
 export interface Delivery {
@@ -85,20 +86,12 @@ export function createRunRequestedHandler(
   }
 
   /**
-   * A run whose stored events cannot be folded (corrupt, out of order) would fail alike on every delivery:
-   * it is failed at once with 60302 instead. True when it has ended; false when its events fold (the failure
-   * was something else) or the run moved meanwhile, and the delivery is retried as usual.
+   * A run whose stored events cannot be folded (corrupt, out of order) would fail alike on every delivery: it
+   * is failed at once with 60302 instead. True when it has ended; false when the run moved meanwhile (another
+   * writer appended first), and the delivery is retried as usual.
    */
-  async function failedAsUnfoldable(cmd: RunRequested, traceparent?: string): Promise<boolean> {
-    let reason: Error | undefined;
+  async function failedAsUnfoldable(err: UnfoldableRunError, cmd: RunRequested, traceparent?: string): Promise<boolean> {
     try {
-      const events = await readStream(deps.pool, cmd.run_id);
-      try {
-        foldRun(events);
-        return false;
-      } catch (err) {
-        reason = err as Error;
-      }
       await failUnfoldableRun(deps.pool, {
         runId: cmd.run_id,
         tenantId: cmd.tenant_id,
@@ -106,11 +99,12 @@ export function createRunRequestedHandler(
         error: { code: RunErrorCode.outputUnparseable, message: "the run's recorded events cannot be read" },
         traceparent,
       });
-    } catch (err) {
-      if (isPostgresUnavailable(err)) throw err;
-      if (!(err instanceof ConcurrencyError)) deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name }, "could not fail an unfoldable run");
+    } catch (failure) {
+      if (isPostgresUnavailable(failure)) throw failure;
+      if (!(failure instanceof ConcurrencyError)) deps.logger.warn({ run_id: cmd.run_id, error_class: (failure as Error)?.name }, "could not fail an unfoldable run");
       return false;
     }
+    const reason = err.cause as Error | undefined;
     deps.logger.error({ run_id: cmd.run_id, error_class: reason?.name, detail: reason?.message }, "the run's events cannot be folded; failed with 60302");
     return true;
   }
@@ -170,7 +164,7 @@ export function createRunRequestedHandler(
         delivery.nak(0);
       } else if (isPostgresUnavailable(err)) {
         throw err;
-      } else if (await failedAsUnfoldable(cmd, delivery.traceparent)) {
+      } else if (err instanceof UnfoldableRunError && (await failedAsUnfoldable(err, cmd, delivery.traceparent))) {
         delivery.ack();
       } else {
         deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");

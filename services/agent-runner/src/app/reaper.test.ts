@@ -1,30 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { RunErrorCode, addSeconds, foldRun, initialRunState, nowMicros } from "@steward/contract";
-import { createLogger, createPool, type Pool } from "@steward/platform";
+import { createLogger } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
-import { freshDatabase } from "../../../../test/support/databases";
+import { useFreshDatabase } from "../../../../test/support/databases";
 import { createReaper } from "./reaper";
 
 describe("the reaper (real PostgreSQL)", () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: Pool;
+  const db = useFreshDatabase("steward_reaper");
   const logger = createLogger("reaper-test", "silent");
-
-  beforeAll(async () => {
-    db = await freshDatabase("steward_reaper");
-    pool = createPool(db.url, { max: 4 });
-  });
-
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-  });
 
   /** A queued run whose deadline passed `secondsAgo` ago. */
   async function overdueRun(secondsAgo: number): Promise<string> {
     const runId = randomUUID();
     const createdAt = addSeconds(nowMicros(), -secondsAgo - 60);
-    await appendRunEvents(pool, {
+    await appendRunEvents(db.pool, {
       runId,
       tenantId: "reaped",
       state: initialRunState,
@@ -43,17 +32,17 @@ describe("the reaper (real PostgreSQL)", () => {
     const bad = await overdueRun(20);
     const good = await overdueRun(10);
     // The older deadline comes first in the sweep: a stream that cannot be folded (an event type nobody knows).
-    await pool.query(
+    await db.pool.query(
       `INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
        SELECT gen_random_uuid(), stream_id, tenant_id, 2, 'run.unheard_of', '{}', metadata FROM events WHERE stream_id = $1`,
       [bad],
     );
 
-    const reaper = createReaper({ pool, namespace: "reaper", logger });
+    const reaper = createReaper({ pool: db.pool, namespace: "reaper", logger });
     const swept = await reaper.sweep();
 
     expect(swept.failed).toEqual([good]);
-    const state = foldRun(await readStream(pool, good));
+    const state = foldRun(await readStream(db.pool, good));
     expect(state.status).toBe("failed");
     // The loop's rule: the step the run reached is named.
     expect(state.error).toMatchObject({ code: RunErrorCode.deadlinePassed, step_no: 0 });

@@ -102,7 +102,7 @@ export function decide(state: RunState, observation: Observation, ctx: DecideCon
 
 function decideFromState(state: RunState, ctx: DecideContext): Decision {
   const at = formatMicros(ctx.now);
-  const step = nextStep(state, ctx.now, new Set(ctx.catalog.keys()));
+  const step = nextStep(state, ctx.now, ctx.catalog);
   switch (step.kind) {
     case "done":
       return { events: [], effect: { kind: "finished" } };

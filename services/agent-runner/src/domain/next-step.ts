@@ -24,7 +24,10 @@ export type NextStep =
  * The rules of the loop with nothing new observed: from the folded state and the clock, what comes next.
  * Pure; `decide` (decider.ts) turns the step into events and the I/O to do.
  */
-export function nextStep(state: RunState, nowMicros: bigint, registered: ReadonlySet<string>): NextStep {
+/** The registered tools: a set of names or the catalog itself. */
+export type Registered = { has(name: string): boolean };
+
+export function nextStep(state: RunState, nowMicros: bigint, registered: Registered): NextStep {
   if (state.status === "succeeded" || state.status === "failed" || state.status === "cancelled") return { kind: "done" };
   if (state.status === "new") throw new RangeError("a run without run.queued cannot be driven");
   if (state.cancel_requested) return { kind: "cancel" };

@@ -1,7 +1,6 @@
 import pg from "pg";
-import { createPool, type Pool } from "@steward/platform";
 import { createPgDecisionLog, type DecisionEntry } from "./decision-log";
-import { freshDatabase } from "../../../../../test/support/databases";
+import { recordingPool, useFreshDatabase } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
 
 /**
@@ -9,30 +8,21 @@ import { waitFor } from "../../../../../test/support/wait-for";
  * written together, and each caller is answered only once its own row is committed.
  */
 describe("the decision log writes concurrent decisions together, each answered once durable (real PostgreSQL)", () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: Pool;
+  const db = useFreshDatabase("steward_policy_log");
   /** A connection of the test's own: locks the table, looks at rows and at the log's backend. */
   let observer: pg.Client;
   /** Every statement the log sent, in order. */
-  const statements: string[] = [];
-  const counted = {
-    query: (text: string, values?: unknown[]) => {
-      statements.push(text);
-      return pool.query(text, values);
-    },
-  } as unknown as Pool;
+  const { pool: counted, statements } = recordingPool(() => db.pool);
 
   beforeAll(async () => {
-    db = await freshDatabase("steward_policy_log");
-    pool = createPool(db.url, { max: 4 });
     observer = new pg.Client({ connectionString: db.url });
+    // The database is dropped (its sessions ended) by the hook registered before this file's own afterAll.
+    observer.on("error", () => undefined);
     await observer.connect();
   });
 
   afterAll(async () => {
     await observer?.end();
-    await pool?.end();
-    if (db) await db.drop();
   });
 
   beforeEach(() => void statements.splice(0));

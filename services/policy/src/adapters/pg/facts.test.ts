@@ -1,39 +1,21 @@
-import { createPool, type Pool } from "@steward/platform";
 import { grantRole, listMembershipChanges } from "@steward/store";
 import { createPgPolicyFacts } from "./facts";
-import { freshDatabase } from "../../../../../test/support/databases";
+import { recordingPool, useFreshDatabase } from "../../../../../test/support/databases";
 
 /**
  * A decision reads the membership; only a user never seen in the tenant costs a write (issue 13, point 3).
  * Token roles only seed such a user (SPEC §3, §5): a known member's row is never rewritten by a request.
  */
 describe("membership facts: read at every decision, written only to seed a user never seen (real PostgreSQL)", () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: Pool;
-  const statements: string[] = [];
-  const counted = {
-    query: (text: string, values?: unknown[]) => {
-      statements.push(text);
-      return pool.query(text, values);
-    },
-  } as unknown as Pool;
+  const db = useFreshDatabase("steward_policy_facts");
+  const { pool: counted, statements } = recordingPool(() => db.pool);
   const writes = () => statements.filter((s) => /INSERT|UPDATE|DELETE/.test(s));
-
-  beforeAll(async () => {
-    db = await freshDatabase("steward_policy_facts");
-    pool = createPool(db.url, { max: 4 });
-  });
-
-  afterAll(async () => {
-    await pool?.end();
-    if (db) await db.drop();
-  });
 
   beforeEach(() => void statements.splice(0));
 
   /** The membership row as stored, with the transaction that last wrote it. */
   const row = async (tenantId: string, userId: string) =>
-    (await pool.query("SELECT xmin::text AS xmin, roles, updated_at FROM memberships WHERE tenant_id = $1 AND user_id = $2", [tenantId, userId])).rows[0];
+    (await db.pool.query("SELECT xmin::text AS xmin, roles, updated_at FROM memberships WHERE tenant_id = $1 AND user_id = $2", [tenantId, userId])).rows[0];
 
   it("seeds a user never seen from the token's roles, once; their later requests read and write nothing", async () => {
     const facts = createPgPolicyFacts(counted);
@@ -48,13 +30,13 @@ describe("membership facts: read at every decision, written only to seed a user 
     expect(writes()).toEqual([]);
     expect(statements).toHaveLength(7);
     expect(await row("acme", "alice")).toEqual(seeded);
-    expect(await listMembershipChanges(pool, "acme", { userId: "alice", limit: 10 })).toHaveLength(1);
+    expect(await listMembershipChanges(db.pool, "acme", { userId: "alice", limit: 10 })).toHaveLength(1);
   });
 
   it("reads an administrator's change at the next decision, without rewriting it", async () => {
     const facts = createPgPolicyFacts(counted);
     await facts.currentRoles("acme", "bob", ["member"]);
-    await grantRole(pool, "acme", "bob", "auditor", { userId: "root" });
+    await grantRole(db.pool, "acme", "bob", "auditor", { userId: "root" });
     const granted = await row("acme", "bob");
     statements.splice(0);
     expect(await facts.currentRoles("acme", "bob", ["member"])).toEqual(["auditor", "member"]);
@@ -72,7 +54,7 @@ describe("membership facts: read at every decision, written only to seed a user 
   it("concurrent decisions share one read, and a member asked for by many of them is read once", async () => {
     const facts = createPgPolicyFacts(counted);
     await Promise.all(["carol", "dave"].map((u) => facts.currentRoles("globex", u, ["member"])));
-    await grantRole(pool, "globex", "dave", "admin", { userId: "root" });
+    await grantRole(db.pool, "globex", "dave", "admin", { userId: "root" });
     statements.splice(0);
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) => facts.currentRoles("globex", ["carol", "dave", "nobody"][i % 3], i % 3 === 2 ? null : ["member"])),

@@ -73,6 +73,16 @@ describe("the run event stream (SSE) over PostgreSQL", () => {
     if (db) await db.drop();
   });
 
+  /** A run ended by the step budget as the stream shows it: the two summary events (no id) before run.failed. */
+  const budgetEnded = [
+    ["run.queued", "1"],
+    ["run.started", "2"],
+    ["thought", "3"],
+    ["iteration_limit", undefined],
+    ["error", undefined],
+    ["run.failed", "4"],
+  ];
+
   it("a run ended by the step budget streams iteration_limit and error (no id) just before run.failed, then ends", async () => {
     const runId = randomUUID();
     let state = await append(runId, initialRunState, [queued(), started, thought(1)]);
@@ -80,14 +90,7 @@ describe("the run event stream (SSE) over PostgreSQL", () => {
 
     const client = await stream(runId);
     await client.ended;
-    expect(shape(client)).toEqual([
-      ["run.queued", "1"],
-      ["run.started", "2"],
-      ["thought", "3"],
-      ["iteration_limit", undefined],
-      ["error", undefined],
-      ["run.failed", "4"],
-    ]);
+    expect(shape(client)).toEqual(budgetEnded);
     const [limit, error, end] = client.messages.slice(3).map((m) => JSON.parse(m.data));
     expect(limit).toEqual({ code: 60401, message: "the step budget is spent", step_no: 25, limit: 25 });
     expect(error).toEqual({ code: 60401, message: "the step budget is spent", step_no: 25 });
@@ -142,13 +145,6 @@ describe("the run event stream (SSE) over PostgreSQL", () => {
 
     await append(runId, state, [thought(1), failed(BUDGET_SPENT)]);
     await client.ended;
-    expect(shape(client)).toEqual([
-      ["run.queued", "1"],
-      ["run.started", "2"],
-      ["thought", "3"],
-      ["iteration_limit", undefined],
-      ["error", undefined],
-      ["run.failed", "4"],
-    ]);
+    expect(shape(client)).toEqual(budgetEnded);
   });
 });

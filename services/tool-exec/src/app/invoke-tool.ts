@@ -141,8 +141,14 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     const keepsRead = tool.safety === "read" && tool.idempotent && tool.reuseResult !== false;
     const stored = keepsRead ? deps.results.find(cmd.runId, fingerprint) : null;
     stored?.catch(() => undefined); // a denied call never looks at it
+    // A write's record is held (locked and read) while the PDP decides too: holding it runs nothing, and the
+    // tool itself still waits for the permit.
+    const held = tool.idempotent && tool.reuseResult !== false && !keepsRead ? deps.results.hold(cmd.runId, fingerprint, tool.name) : null;
+    held?.catch(() => undefined); // a denied call never looks at it
     const decision = await ask(cmd, tool.policyPoint, fingerprint, tool.safety);
     if (!decision.permit) {
+      // Let go without waiting: a record still queued behind a repeat of this call must not delay the deny.
+      held?.then((record) => record.release()).catch(() => undefined);
       return {
         fingerprint,
         decision,
@@ -202,7 +208,10 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       }
       return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
     }
-    const { value, replayed } = await deps.results.once(cmd.runId, fingerprint, tool.name, execute);
+    const record = await held!;
+    const replayed = record.stored !== null;
+    if (replayed) await record.release();
+    const value = record.stored ?? (await record.complete(execute));
     // A result recorded before results were cut may be over the limit: it is cut on its way out too.
     const result = fitted(cmd, tool.name, value.result as InvokeOutcome["result"]);
     return { fingerprint, decision, resultCode: value.resultCode, result, replayed, nextState: result.next_state };

@@ -11,6 +11,9 @@ import {
 import { ROLE_NAME } from "../domain/membership-names";
 import type { Principal } from "../adapters/http/auth";
 
+/** The store's records, as the routes show them. */
+export type { DatasetGrant, DatasetGrantChange };
+
 /** The most roles one grant may name. */
 export const GRANT_ROLES_MAX = 32;
 

@@ -3,6 +3,9 @@ import { findMember, grantRole, listMembers, listMembershipChanges, revokeRole, 
 import { checkGrant, isNameable } from "../domain/membership-names";
 import type { Principal } from "../adapters/http/auth";
 
+/** The store's records, as the routes show them. */
+export type { Membership, MembershipChange };
+
 /** A tenant administrator's view of memberships: always the administrator's own tenant, never another. */
 export interface MemberAdmin {
   list(admin: Principal, page: { page: number; pageSize: number; role?: string }): Promise<{ items: Membership[]; total: number }>;

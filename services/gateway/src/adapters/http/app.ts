@@ -5,14 +5,18 @@ import { serverOptionsOf, type HttpLimits } from "./http-limits";
 import { answerUnmetExpectation, handleClientError, requireHost } from "./client-errors";
 import { registerJsonBodyParser } from "./json-body";
 import { registerRateLimits, type RateLimitDeps } from "./rate-limit/register";
+import { registerRouteGuard, type RouteGuardDeps } from "./route-guard";
+import { useRouteSchemas } from "./route-schemas";
+import { registerOpenApi } from "./openapi/register";
 import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
 import { registerKnowledgeRoutes } from "./routes/knowledge";
 import { registerMemberRoutes } from "./routes/members";
 import { registerDatasetRoutes } from "./routes/datasets";
+import { registerProbeRoutes } from "./routes/probes";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
 
-export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDeps {
+export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;
@@ -30,7 +34,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     disableRequestLogging: true,
     bodyLimit: BODY_LIMIT,
     // A path segment may name a user (membership routes): up to 256 characters, each up to 12 when percent-encoded.
-    maxParamLength: 3072,
+    routerOptions: { maxParamLength: 3072 },
     ...serverOptionsOf(deps.http),
     // Event streams are long-lived; shutting down must not wait for their clients to leave.
     forceCloseConnections: true,
@@ -41,24 +45,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.server.on("checkExpectation", answerUnmetExpectation);
   app.setErrorHandler(handleError);
+  useRouteSchemas(app);
   app.addHook("onRequest", requireHost);
   registerJsonBodyParser(app);
   // Before every route (and the not-found handler): a refused request never reaches one.
   if (deps.rateLimits) registerRateLimits(app, { ...deps.rateLimits, authenticate: deps.authenticate });
+  registerRouteGuard(app, deps);
   app.setNotFoundHandler(notFoundHandler);
-  app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_request, reply) => {
-    const r = await deps.readiness.report();
-    return reply
-      .status(r.ready ? 200 : 503)
-      .header("cache-control", "no-store")
-      .send({ status: r.ready ? "ready" : "not ready", reasons: r.reasons, checks: r.checks });
+  // The document collects the routes as they are added: every route is added after it, in this plugin.
+  registerOpenApi(app);
+  void app.register(async (api) => {
+    registerProbeRoutes(api, deps);
+    registerRunRoutes(api, deps);
+    registerAdminRoutes(api, deps);
+    registerStatusRoutes(api, deps);
+    registerKnowledgeRoutes(api, deps);
+    registerMemberRoutes(api, deps);
+    registerDatasetRoutes(api, deps);
   });
-  registerRunRoutes(app, deps);
-  registerAdminRoutes(app, deps);
-  registerStatusRoutes(app, deps);
-  registerKnowledgeRoutes(app, deps);
-  registerMemberRoutes(app, deps);
-  registerDatasetRoutes(app, deps);
   return app;
 }

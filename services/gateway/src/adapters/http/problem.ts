@@ -43,7 +43,10 @@ export function problemOf(status: number, code: number, detail: string): Problem
 export function createErrorHandler(logger: Logger) {
   return function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
     let problem: Problem;
-    if (error instanceof StewardError) {
+    const invalid = validationProblem(error, request);
+    if (invalid) {
+      problem = invalid;
+    } else if (error instanceof StewardError) {
       problem = problemOf(error.status, error.code, error.message);
     } else if (statusOf(error) === 413) {
       problem = problemOf(413, BODY_TOO_LARGE, `the request body is larger than ${BODY_LIMIT / 1024} KiB`);
@@ -72,6 +75,29 @@ export function createErrorHandler(logger: Logger) {
     if (error instanceof RateLimitedError) reply.header("retry-after", String(error.retryAfterSeconds));
     void reply.status(problem.status).type("application/problem+json").send(problem);
   };
+}
+
+/** Where a route schema's check failed, in the words of a detail. */
+const PLACES: Record<string, string> = { body: "the request body is", querystring: "the query is", headers: "the request headers are" };
+
+/**
+ * A request that does not fit its route's schema (Fastify's validation error): 400/10001 naming the place, the
+ * query key that was repeated, or 404/10050 for a path that cannot name a resource (the route's `notFound`).
+ */
+function validationProblem(error: Error, request: FastifyRequest): Problem | null {
+  const { validation, validationContext } = error as { validation?: unknown; validationContext?: string };
+  if (!Array.isArray(validation) || validationContext === undefined) return null;
+  if (validationContext === "params") {
+    const notFound = (request.routeOptions.config as { notFound?: string } | undefined)?.notFound;
+    return problemOf(404, 10050, notFound ?? "no such resource");
+  }
+  if (validationContext === "querystring") {
+    const repeated = Object.entries((request.query ?? {}) as Record<string, unknown>).find(([, value]) => Array.isArray(value));
+    if (repeated) return problemOf(400, 10001, `query key ${repeated[0]} may appear only once`);
+  }
+  const first = validation[0] as { instancePath?: string; message?: string } | undefined;
+  const where = first?.instancePath ? ` at ${first.instancePath}` : "";
+  return problemOf(400, 10001, `${PLACES[validationContext] ?? `the ${validationContext} is`} malformed${where}${first?.message ? `: ${first.message}` : ""}`);
 }
 
 function statusOf(error: Error): number | undefined {

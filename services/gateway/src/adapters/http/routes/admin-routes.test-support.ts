@@ -3,6 +3,8 @@ import { createLogger, createPool, ForbiddenError, UnauthenticatedError, type Po
 import type { PolicyPoint } from "@steward/contract";
 import { createErrorHandler, notFoundHandler } from "../problem";
 import { registerJsonBodyParser } from "../json-body";
+import { registerRouteGuard } from "../route-guard";
+import { useRouteSchemas } from "../route-schemas";
 import type { Principal } from "../auth";
 import type { Authorize } from "../../../app/authorize";
 import { freshDatabase } from "../../../../../../test/support/databases";
@@ -33,18 +35,22 @@ export async function startAdminRoutes(
   app.setErrorHandler(createErrorHandler(logger));
   app.setNotFoundHandler(notFoundHandler);
   registerJsonBodyParser(app);
-  register(app, {
+  useRouteSchemas(app);
+  const deps = {
     pool,
-    authenticate: async (authorization) => {
+    authenticate: async (authorization?: string) => {
       const m = /^Bearer (\w+)\.(\w+)$/.exec(authorization ?? "");
       if (!m) throw new UnauthenticatedError();
       return { tenantId: m[1], userId: m[2], roles: ["admin"] } satisfies Principal;
     },
-    authorize: async (principal, point) => {
+    authorize: (async (principal, point) => {
       asked.push(point);
       if (!admins.has(`${principal.tenantId}.${principal.userId}`)) throw new ForbiddenError();
-    },
-  });
+    }) satisfies Authorize,
+  };
+  // The gateway's one guard, as buildApp registers it: the routes declare their policy points.
+  registerRouteGuard(app, deps);
+  register(app, deps);
   const base = await app.listen({ port: 0, host: "127.0.0.1" });
   return {
     pool,

@@ -1,21 +1,20 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { PolicyPoint } from "@steward/contract";
-import { NotFoundError } from "@steward/platform";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
 import type { PolicyAdminApi, PolicySetInfo } from "@steward/proto";
-import type { Authenticate, Principal } from "../auth";
-import type { Authorize } from "../../../app/authorize";
 import { fromGrpc } from "../grpc-errors";
-import { UUID_PATTERN, parseOr400, singleValuedQuery } from "../schemas";
-import { traceparentOf } from "./runs";
+import { principalOf, resourcePolicy } from "../route-guard";
+import { problemResponses } from "../openapi/problems";
+import { Nullable, UUID_PATTERN } from "../schemas";
 
 export interface AdminRoutesDeps {
-  readonly authenticate: Authenticate;
-  readonly authorize: Authorize;
   readonly policyAdmin: PolicyAdminApi;
 }
 
-const PoliciesBody = Type.Object({ policies: Type.String({ minLength: 1, maxLength: 200_000 }) }, { additionalProperties: false });
+const PoliciesBody = Type.Object(
+  { policies: Type.String({ minLength: 1, maxLength: 200_000, description: "Cedar policies" }) },
+  { additionalProperties: false, examples: [{ policies: 'permit (principal, action == Action::"agent.run.read", resource);' }] },
+);
 const DryRunBody = Type.Object(
   {
     // int32 on the wire (PolicyAdmin.DryRun): a larger number is a bad request, not a failed encoding.
@@ -26,7 +25,10 @@ const DryRunBody = Type.Object(
     resource: Type.Object({ type: Type.String({ maxLength: 32 }), id: Type.String({ maxLength: 256 }) }, { additionalProperties: false }),
     elevated: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ user_id: "alice", roles: ["member"], action: "agent.run.create", resource: { type: "run", id: "" } }],
+  },
 );
 const ElevationBody = Type.Object(
   {
@@ -34,7 +36,7 @@ const ElevationBody = Type.Object(
     actions: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 32 }),
     ttl_seconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ user_id: "alice", actions: ["knowledge.document.write"], ttl_seconds: 900 }] },
 );
 const DecisionsQuery = Type.Object(
   {
@@ -55,106 +57,240 @@ const setView = (s: PolicySetInfo) => ({
   activated_at: s.activatedAt || null,
 });
 
+const PolicySet = Type.Object({
+  version: Type.Integer(),
+  status: Type.String({ description: "draft, active or retired" }),
+  policy_ids: Type.Array(Type.String()),
+  policies: Type.String(),
+  created_by: Type.String(),
+  created_at: Type.String(),
+  activated_at: Nullable(Type.String()),
+});
+const Elevation = Type.Object({
+  id: Type.String(),
+  user_id: Type.String(),
+  actions: Type.Array(Type.String()),
+  expires_at: Type.String(),
+  revoked_at: Nullable(Type.String()),
+});
+const Validation = Type.Object({
+  valid: Type.Boolean(),
+  policy_ids: Type.Array(Type.String()),
+  issues: Type.Array(Type.Object({ policy_id: Type.String(), message: Type.String() })),
+});
+const DryRun = Type.Object({
+  permit: Type.Boolean(),
+  code: Nullable(Type.String({ description: "The code a live call would get (e.g. \"60500\" denied, \"60503\" a policy errored); null on permit" })),
+  policy_ids: Type.Array(Type.String()),
+  version: Type.Integer(),
+  errors: Type.Array(Type.String()),
+});
+const Decision = Type.Object({
+  id: Type.Integer(),
+  decided_at: Type.String(),
+  user_id: Type.String(),
+  action: Type.String(),
+  resource: Type.Object({ type: Type.String(), id: Type.String() }),
+  run_id: Nullable(Type.String()),
+  step_no: Nullable(Type.Integer()),
+  fingerprint: Nullable(Type.String()),
+  elevation_session_id: Nullable(Type.String()),
+  permit: Type.Boolean(),
+  code: Nullable(Type.String()),
+  policy_ids: Type.Array(Type.String()),
+  policy_version: Nullable(Type.Integer()),
+  latency_ms: Type.Number(),
+});
+const VersionParams = Type.Object({ version: Type.String({ pattern: "^[1-9][0-9]{0,8}$", description: "A policy set version" }) });
+const ElevationParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source, description: "An elevation session id" }) });
+
+const POLICY_ADMIN = { policy: resourcePolicy("policy.admin") };
+const common = (tags: string[], summary: string, description: string) => ({ tags, summary, description, security: [{ bearerAuth: [] }] });
+const policies = (summary: string, description: string) => common(["policies"], summary, `${description} Policy point policy.admin.`);
+
 /** Tenant administration: policy sets (upload, validate, dry-run, activate), elevations, the decision log. */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {
-  async function guard(request: FastifyRequest, point: PolicyPoint): Promise<Principal> {
-    const principal = await deps.authenticate(request.headers.authorization);
-    await deps.authorize(principal, point, { type: "resource", id: point }, traceparentOf(request));
-    return principal;
-  }
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const call = async <T>(work: Promise<T>): Promise<T> => work.catch((err: unknown) => Promise.reject(fromGrpc(err)));
-  const versionOf = (request: FastifyRequest): number => {
-    const v = (request.params as { version: string }).version;
-    if (!/^[1-9][0-9]{0,8}$/.test(v)) throw new NotFoundError("policy set version not found");
-    return Number(v);
-  };
 
-  app.get("/v1/admin/policies", async (request) => {
-    const p = await guard(request, "policy.admin");
-    const { sets } = await call(deps.policyAdmin.listPolicySets({ tenantId: p.tenantId }));
-    return { items: sets.map(setView) };
-  });
+  api.get(
+    "/v1/admin/policies",
+    {
+      config: POLICY_ADMIN,
+      schema: { ...policies("List policy sets", "The tenant's policy sets."), response: { 200: Type.Object({ items: Type.Array(PolicySet) }), ...problemResponses() } },
+    },
+    async (request) => {
+      const { sets } = await call(deps.policyAdmin.listPolicySets({ tenantId: principalOf(request).tenantId }));
+      return { items: sets.map(setView) };
+    },
+  );
 
-  app.get("/v1/admin/policies/:version", async (request) => {
-    const p = await guard(request, "policy.admin");
-    return setView(await call(deps.policyAdmin.getPolicySet({ tenantId: p.tenantId, version: versionOf(request) })));
-  });
+  api.get(
+    "/v1/admin/policies/:version",
+    {
+      config: { ...POLICY_ADMIN, notFound: "policy set version not found" },
+      schema: {
+        ...policies("Read a policy set", "One policy set of the tenant."),
+        params: VersionParams,
+        response: { 200: PolicySet, ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request) => {
+      const tenantId = principalOf(request).tenantId;
+      return setView(await call(deps.policyAdmin.getPolicySet({ tenantId, version: Number(request.params.version) })));
+    },
+  );
 
-  app.post("/v1/admin/policies/validate", async (request) => {
-    await guard(request, "policy.admin");
-    const body = parseOr400(PoliciesBody, request.body, "the request body");
-    const r = await call(deps.policyAdmin.validatePolicySet({ policies: body.policies }));
-    return { valid: r.valid, policy_ids: r.policyIds, issues: r.issues.map((i) => ({ policy_id: i.policyId, message: i.message })) };
-  });
+  api.post(
+    "/v1/admin/policies/validate",
+    {
+      config: POLICY_ADMIN,
+      schema: {
+        ...policies("Validate policies", "Checks Cedar policies without storing them."),
+        body: PoliciesBody,
+        response: { 200: Validation, ...problemResponses({ body: true }) },
+      },
+    },
+    async (request) => {
+      const r = await call(deps.policyAdmin.validatePolicySet({ policies: request.body.policies }));
+      return { valid: r.valid, policy_ids: r.policyIds, issues: r.issues.map((i) => ({ policy_id: i.policyId, message: i.message })) };
+    },
+  );
 
-  app.post("/v1/admin/policies", async (request, reply) => {
-    const p = await guard(request, "policy.admin");
-    const body = parseOr400(PoliciesBody, request.body, "the request body");
-    const set = await call(deps.policyAdmin.uploadPolicySet({ tenantId: p.tenantId, policies: body.policies, createdBy: p.userId }));
-    return reply.status(201).send(setView(set));
-  });
+  api.post(
+    "/v1/admin/policies",
+    {
+      config: POLICY_ADMIN,
+      schema: {
+        ...policies("Upload a policy set", "Stores a new draft policy set; invalid policies are 422."),
+        body: PoliciesBody,
+        response: { 201: PolicySet, ...problemResponses({ body: true }) },
+      },
+    },
+    async (request, reply) => {
+      const p = principalOf(request);
+      const set = await call(deps.policyAdmin.uploadPolicySet({ tenantId: p.tenantId, policies: request.body.policies, createdBy: p.userId }));
+      return reply.status(201).send(setView(set));
+    },
+  );
 
-  app.post("/v1/admin/policies/:version/activate", async (request) => {
-    const p = await guard(request, "policy.admin");
-    return setView(await call(deps.policyAdmin.activatePolicySet({ tenantId: p.tenantId, version: versionOf(request), activatedBy: p.userId })));
-  });
+  api.post(
+    "/v1/admin/policies/:version/activate",
+    {
+      config: { ...POLICY_ADMIN, notFound: "policy set version not found" },
+      schema: {
+        ...policies("Activate a policy set", "Makes a version the tenant's active policy set."),
+        params: VersionParams,
+        response: { 200: PolicySet, ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      return setView(await call(deps.policyAdmin.activatePolicySet({ tenantId: p.tenantId, version: Number(request.params.version), activatedBy: p.userId })));
+    },
+  );
 
-  app.post("/v1/admin/policies/dry-run", async (request) => {
-    const p = await guard(request, "policy.admin");
-    const b = parseOr400(DryRunBody, request.body, "the request body");
-    const r = await call(
-      deps.policyAdmin.dryRun({
-        tenantId: p.tenantId,
-        version: b.version ?? 0,
-        userId: b.user_id,
-        roles: b.roles,
-        action: b.action,
-        resourceType: b.resource.type,
-        resourceId: b.resource.id,
-        elevated: b.elevated ?? false,
-      }),
-    );
-    // The decision a live call would get, its code included (60503 when a policy errors), as the audit log shows it.
-    return { permit: r.permit, code: r.code || null, policy_ids: r.policyIds, version: r.version, errors: r.errors };
-  });
+  api.post(
+    "/v1/admin/policies/dry-run",
+    {
+      config: POLICY_ADMIN,
+      schema: {
+        ...policies("Dry-run a decision", "The decision a live call would get, as the audit log would show it (the active set, or `version`)."),
+        body: DryRunBody,
+        response: { 200: DryRun, ...problemResponses({ body: true, notFound: true }) },
+      },
+    },
+    async (request) => {
+      const p = principalOf(request);
+      const b = request.body;
+      const r = await call(
+        deps.policyAdmin.dryRun({
+          tenantId: p.tenantId,
+          version: b.version ?? 0,
+          userId: b.user_id,
+          roles: b.roles,
+          action: b.action,
+          resourceType: b.resource.type,
+          resourceId: b.resource.id,
+          elevated: b.elevated ?? false,
+        }),
+      );
+      // The decision a live call would get, its code included (60503 when a policy errors), as the audit log shows it.
+      return { permit: r.permit, code: r.code || null, policy_ids: r.policyIds, version: r.version, errors: r.errors };
+    },
+  );
 
-  app.post("/v1/admin/elevations", async (request, reply) => {
-    const p = await guard(request, "policy.admin");
-    const b = parseOr400(ElevationBody, request.body, "the request body");
-    const e = await call(deps.policyAdmin.createElevation({ tenantId: p.tenantId, userId: b.user_id, actions: b.actions, ttlSeconds: b.ttl_seconds, grantedBy: p.userId }));
-    return reply.status(201).send({ id: e.id, user_id: e.userId, actions: e.actions, expires_at: e.expiresAt, revoked_at: e.revokedAt || null });
-  });
+  api.post(
+    "/v1/admin/elevations",
+    {
+      config: POLICY_ADMIN,
+      schema: {
+        ...common(["elevations"], "Grant an elevation", "A time-boxed elevation of a user for some actions. Policy point policy.admin."),
+        body: ElevationBody,
+        response: { 201: Elevation, ...problemResponses({ body: true }) },
+      },
+    },
+    async (request, reply) => {
+      const p = principalOf(request);
+      const b = request.body;
+      const e = await call(deps.policyAdmin.createElevation({ tenantId: p.tenantId, userId: b.user_id, actions: b.actions, ttlSeconds: b.ttl_seconds, grantedBy: p.userId }));
+      return reply.status(201).send({ id: e.id, user_id: e.userId, actions: e.actions, expires_at: e.expiresAt, revoked_at: e.revokedAt || null });
+    },
+  );
 
-  app.post("/v1/admin/elevations/:id/revoke", async (request) => {
-    const p = await guard(request, "policy.admin");
-    const id = (request.params as { id: string }).id;
-    if (!UUID_PATTERN.test(id)) throw new NotFoundError("elevation session not found");
-    const e = await call(deps.policyAdmin.revokeElevation({ tenantId: p.tenantId, id }));
-    return { id: e.id, user_id: e.userId, actions: e.actions, expires_at: e.expiresAt, revoked_at: e.revokedAt || null };
-  });
+  api.post(
+    "/v1/admin/elevations/:id/revoke",
+    {
+      config: { ...POLICY_ADMIN, notFound: "elevation session not found" },
+      schema: {
+        ...common(["elevations"], "Revoke an elevation", "Ends an elevation session at once. Policy point policy.admin."),
+        params: ElevationParams,
+        response: { 200: Elevation, ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request) => {
+      const e = await call(deps.policyAdmin.revokeElevation({ tenantId: principalOf(request).tenantId, id: request.params.id }));
+      return { id: e.id, user_id: e.userId, actions: e.actions, expires_at: e.expiresAt, revoked_at: e.revokedAt || null };
+    },
+  );
 
-  app.get("/v1/audit/decisions", async (request) => {
-    const p = await guard(request, "audit.decision.read");
-    const q = parseOr400(DecisionsQuery, singleValuedQuery(request.query), "the query");
-    const { decisions } = await call(
-      deps.policyAdmin.queryDecisions({ tenantId: p.tenantId, runId: q.run_id ?? "", afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) }),
-    );
-    const items = decisions.map((d) => ({
-      id: d.id,
-      decided_at: d.decidedAt,
-      user_id: d.userId,
-      action: d.action,
-      resource: { type: d.resourceType, id: d.resourceId },
-      run_id: d.runId || null,
-      step_no: d.stepNo || null,
-      fingerprint: d.fingerprint || null,
-      elevation_session_id: d.elevationSessionId || null,
-      permit: d.permit,
-      code: d.code || null,
-      policy_ids: d.policyIds,
-      policy_version: d.policyVersion || null,
-      latency_ms: d.latencyMs,
-    }));
-    return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
-  });
+  api.get(
+    "/v1/audit/decisions",
+    {
+      config: { policy: resourcePolicy("audit.decision.read") },
+      schema: {
+        ...common(["audit"], "The decision log", "The tenant's recorded policy decisions, oldest first, after `after`. Policy point audit.decision.read."),
+        querystring: DecisionsQuery,
+        response: { 200: Type.Object({ items: Type.Array(Decision), next_after: Type.Integer() }), ...problemResponses() },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const { decisions } = await call(
+        deps.policyAdmin.queryDecisions({
+          tenantId: principalOf(request).tenantId,
+          runId: q.run_id ?? "",
+          afterId: Number(q.after ?? 0),
+          limit: Number(q.limit ?? 100),
+        }),
+      );
+      const items = decisions.map((d) => ({
+        id: d.id,
+        decided_at: d.decidedAt,
+        user_id: d.userId,
+        action: d.action,
+        resource: { type: d.resourceType, id: d.resourceId },
+        run_id: d.runId || null,
+        step_no: d.stepNo || null,
+        fingerprint: d.fingerprint || null,
+        elevation_session_id: d.elevationSessionId || null,
+        permit: d.permit,
+        code: d.code || null,
+        policy_ids: d.policyIds,
+        policy_version: d.policyVersion || null,
+        latency_ms: d.latencyMs,
+      }));
+      return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
+    },
+  );
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { addSeconds, initialRunState, nowMicros, terminalStatuses, type RunError, type RunEvent, type RunState } from "@steward/contract";
 import { createPool, type Pool } from "@steward/platform";
-import { appendRunEvents } from "@steward/store";
+import { appendRunEvents, readStream } from "@steward/store";
 import { resumePoint, streamRunEvents } from "./event-stream";
 import type { RunFeed } from "../../nats/run-feed";
 import { freshDatabase } from "../../../../../../test/support/databases";
@@ -60,7 +60,8 @@ describe("the run event stream (SSE) over PostgreSQL", () => {
         const { rows } = await pool.query<{ state: string }>("SELECT state FROM runs WHERE id = $1", [id]);
         return terminalStatuses.includes(rows[0]?.state as never);
       };
-      return streamRunEvents({ pool, feed: quietFeed, finished }, request, reply, id, after, { pollMs: 50 });
+      const readEvents = (after: number, limit: number) => readStream(pool, id, { after, limit });
+      return streamRunEvents({ readEvents, feed: quietFeed, finished }, request, reply, id, after, { pollMs: 50 });
     });
     await app.listen({ port: 0, host: "127.0.0.1" });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

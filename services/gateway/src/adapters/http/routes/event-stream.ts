@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Limits, RunErrorCode, type StoredRunEvent } from "@steward/contract";
-import type { Pool } from "@steward/platform";
-import { readStream } from "@steward/store";
 import type { RunFeed } from "../../nats/run-feed";
+import { eventItemOf } from "../../../app/read-runs";
 
 const TERMINAL = new Set(["run.succeeded", "run.failed", "run.cancelled"]);
 
@@ -27,9 +26,13 @@ export interface EventStreamOptions {
   pollMs?: number;
 }
 
-/** What the stream reads: the store, the live feed, and whether the run has finished (its projection). */
+/** The SSE event names the stream may send besides the stored event types (SPEC §2). */
+export const STREAM_ONLY_EVENTS = ["message.delta", "iteration_limit", "error"] as const;
+
+/** What the stream reads: the run's stored events, the live feed, and whether the run has finished (its projection). */
 export interface EventStreamDeps {
-  readonly pool: Pool;
+  /** The run's stored events after a sequence number, in order, at most `limit`. */
+  readonly readEvents: (after: number, limit: number) => Promise<StoredRunEvent[]>;
   readonly feed: RunFeed;
   /** True once the run is terminal; its events are all stored by then (one transaction). */
   readonly finished: () => Promise<boolean>;
@@ -89,10 +92,10 @@ export async function streamRunEvents(
     // Set once the run was seen finished: the next read then holds every event left, so nothing will follow.
     let settled = false;
     while (!closed) {
-      const events = await readStream(deps.pool, runId, { after: lastSent, limit: 500 });
+      const events = await deps.readEvents(lastSent, 500);
       for (const e of events) {
         for (const d of derivedEvents(e)) res.write(`event: ${d.event}\ndata: ${JSON.stringify(d.data)}\n\n`);
-        const item = { seq: e.metadata.seq, type: e.type, data: e.data, recorded_at: e.metadata.recorded_at };
+        const item = eventItemOf(e);
         res.write(`id: ${item.seq}\nevent: ${item.type}\ndata: ${JSON.stringify(item)}\n\n`);
         lastSent = item.seq;
         if (TERMINAL.has(e.type)) return finish();

@@ -1,12 +1,17 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { PolicyPoint } from "@steward/contract";
-import { NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { addDocument, deleteDocument, listDocuments } from "@steward/store";
-import type { Authenticate, Principal } from "../auth";
-import type { Authorize } from "../../../app/authorize";
-import { UUID_PATTERN, parseOr400, singleValuedQuery } from "../schemas";
-import { traceparentOf } from "./runs";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
+import { NotFoundError, type Pool } from "@steward/platform";
+import { createKnowledgeBase, type KnowledgeBase } from "../../../app/manage-knowledge";
+import { principalOf, resourcePolicy } from "../route-guard";
+import { problemResponses } from "../openapi/problems";
+import { UUID_PATTERN } from "../schemas";
+
+export interface KnowledgeRoutesDeps {
+  readonly pool: Pool;
+  /** Default: the knowledge base in `pool`. */
+  readonly knowledge?: KnowledgeBase;
+}
 
 const NewDocument = Type.Object(
   {
@@ -14,45 +19,84 @@ const NewDocument = Type.Object(
     body: Type.String({ minLength: 1, maxLength: 200_000 }),
     format: Type.Optional(Type.Union([Type.Literal("text"), Type.Literal("markdown")])),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ title: "Shipping handbook", body: "We ship to the EU and the US.", format: "text" }] },
 );
 const ListQuery = Type.Object(
   {
-    page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,8}$" })),
-    page_size: Type.Optional(Type.String({ pattern: "^([1-9]|[1-9][0-9]|100)$" })),
+    page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,8}$", description: "Page number, from 1 (default 1)" })),
+    page_size: Type.Optional(Type.String({ pattern: "^([1-9]|[1-9][0-9]|100)$", description: "1-100 (default 20)" })),
   },
   { additionalProperties: false },
 );
+const DocumentParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source, description: "A document id" }) });
+const DocumentSummary = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  chunks: Type.Integer(),
+  chars: Type.Integer(),
+  created_at: Type.String(),
+});
+
+const common = (summary: string, description: string) => ({ tags: ["knowledge"], summary, description, security: [{ bearerAuth: [] }] });
+const READ = { policy: resourcePolicy("knowledge.document.read", "knowledge") };
+const WRITE = { policy: resourcePolicy("knowledge.document.write", "knowledge") };
 
 /** The tenant's knowledge base: add (chunked), list, delete. Tenants never see each other's documents. */
-export function registerKnowledgeRoutes(app: FastifyInstance, deps: { pool: Pool; authenticate: Authenticate; authorize: Authorize }): void {
-  async function guard(request: FastifyRequest, point: PolicyPoint): Promise<Principal> {
-    const principal = await deps.authenticate(request.headers.authorization);
-    await deps.authorize(principal, point, { type: "resource", id: "knowledge" }, traceparentOf(request));
-    return principal;
-  }
+export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRoutesDeps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const knowledge = deps.knowledge ?? createKnowledgeBase({ pool: deps.pool });
 
-  app.post("/v1/knowledge/documents", async (request, reply) => {
-    const p = await guard(request, "knowledge.document.write");
-    const body = parseOr400(NewDocument, request.body, "the request body");
-    if (!body.title.trim() || !body.body.trim()) throw new ValidationError("title and body must not be only white space");
-    const id = await addDocument(deps.pool, { tenantId: p.tenantId, title: body.title.trim(), body: body.body });
-    return reply.status(201).header("location", `/v1/knowledge/documents/${id}`).send({ id, title: body.title.trim() });
-  });
+  api.post(
+    "/v1/knowledge/documents",
+    {
+      config: WRITE,
+      schema: {
+        ...common("Add a document", "Adds a document to the tenant's knowledge base, chunked for search (policy point knowledge.document.write)."),
+        body: NewDocument,
+        response: { 201: Type.Object({ id: Type.String(), title: Type.String() }, { description: "The document; Location names it" }), ...problemResponses({ body: true }) },
+      },
+    },
+    async (request, reply) => {
+      const added = await knowledge.add(principalOf(request), request.body);
+      return reply.status(201).header("location", `/v1/knowledge/documents/${added.id}`).send(added);
+    },
+  );
 
-  app.get("/v1/knowledge/documents", async (request) => {
-    const p = await guard(request, "knowledge.document.read");
-    const q = parseOr400(ListQuery, singleValuedQuery(request.query), "the query");
-    const page = Number(q.page ?? 1);
-    const pageSize = Number(q.page_size ?? 20);
-    const { items, total } = await listDocuments(deps.pool, p.tenantId, { page, pageSize });
-    return { items, page, page_size: pageSize, total };
-  });
+  api.get(
+    "/v1/knowledge/documents",
+    {
+      config: READ,
+      schema: {
+        ...common("List documents", "The tenant's documents, newest first (policy point knowledge.document.read)."),
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({ items: Type.Array(DocumentSummary), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }),
+          ...problemResponses(),
+        },
+      },
+    },
+    async (request) => {
+      const page = Number(request.query.page ?? 1);
+      const pageSize = Number(request.query.page_size ?? 20);
+      const { items, total } = await knowledge.list(principalOf(request), { page, pageSize });
+      return { items, page, page_size: pageSize, total };
+    },
+  );
 
-  app.delete("/v1/knowledge/documents/:id", async (request, reply) => {
-    const p = await guard(request, "knowledge.document.write");
-    const id = (request.params as { id: string }).id;
-    if (!UUID_PATTERN.test(id) || !(await deleteDocument(deps.pool, p.tenantId, id))) throw new NotFoundError("document not found");
-    return reply.status(204).send();
-  });
+  api.delete(
+    "/v1/knowledge/documents/:id",
+    {
+      config: { ...WRITE, notFound: "document not found" },
+      schema: {
+        ...common("Delete a document", "Deletes a document of the tenant and its chunks (policy point knowledge.document.write)."),
+        params: DocumentParams,
+        response: { 204: Type.Null({ description: "Deleted" }), ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request, reply) => {
+      if (!(await knowledge.remove(principalOf(request), request.params.id))) throw new NotFoundError("document not found");
+      // No body at all (not `null`): the typed reply only knows the schema of 204.
+      return reply.status(204).send(undefined as unknown as null);
+    },
+  );
 }

@@ -1,17 +1,14 @@
 import { Type } from "@sinclair/typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Pool } from "@steward/platform";
-import type { Membership, MembershipChange } from "@steward/store";
-import type { Authenticate, Principal } from "../auth";
-import type { Authorize } from "../../../app/authorize";
-import { createMemberAdmin, type MemberAdmin } from "../../../app/manage-members";
-import { parseOr400, singleValuedQuery } from "../schemas";
-import { traceparentOf } from "./runs";
+import { createMemberAdmin, type MemberAdmin, type Membership, type MembershipChange } from "../../../app/manage-members";
+import { principalOf, resourcePolicy } from "../route-guard";
+import { problemResponses } from "../openapi/problems";
+import { BODY_OPTIONAL, ChangeId, Nullable, optionalJsonBody } from "../schemas";
 
 export interface MemberRoutesDeps {
   readonly pool: Pool;
-  readonly authenticate: Authenticate;
-  readonly authorize: Authorize;
   /** Default: memberships in `pool`. */
   readonly members?: MemberAdmin;
 }
@@ -19,7 +16,11 @@ export interface MemberRoutesDeps {
 /** Query values that name a user or a role: no control characters. */
 const PRINTABLE = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$";
 /** PUT and DELETE of a role: no body, or a closed object with the reason recorded with the change. */
-const ChangeBody = Type.Object({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }, { additionalProperties: false });
+const ChangeBody = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "Recorded with the change" })) },
+  { additionalProperties: false, examples: [{ reason: "joined the support team" }] },
+);
+const OptionalChangeBody = optionalJsonBody(ChangeBody);
 const ListQuery = Type.Object(
   {
     page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,8}$" })),
@@ -49,53 +50,123 @@ const changeView = (c: MembershipChange) => ({
   changed_at: c.changed_at,
 });
 
+const MemberParams = Type.Object({ user: Type.String({ description: "A user id" }) });
+const RoleParams = Type.Object({ user: Type.String({ description: "A user id" }), role: Type.String({ description: "A role name" }) });
+const MembershipView = Type.Object({ user_id: Type.String(), roles: Type.Array(Type.String()), updated_at: Type.String() });
+const ChangeView = Type.Object({
+  id: ChangeId,
+  user_id: Type.String(),
+  change: Type.Union([Type.Literal("seeded"), Type.Literal("granted"), Type.Literal("revoked")]),
+  role: Nullable(Type.String()),
+  roles: Type.Array(Type.String(), { description: "The roles right after the change" }),
+  changed_by: Type.String(),
+  reason: Nullable(Type.String()),
+  changed_at: Type.String(),
+});
+
+const ADMIN = { policy: resourcePolicy("membership.admin") };
+const common = (summary: string, description: string) => ({
+  tags: ["members"],
+  summary,
+  description: `${description} Always the caller's own tenant (policy point membership.admin).`,
+  security: [{ bearerAuth: [] }],
+});
+
 /**
  * A tenant's memberships (policy point `membership.admin`): list, read, grant and revoke a user's roles, and
  * the recorded changes. The tenant is the administrator's own, from the token; no route names another.
  */
 export function registerMemberRoutes(app: FastifyInstance, deps: MemberRoutesDeps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const members = deps.members ?? createMemberAdmin({ pool: deps.pool });
-  async function guard(request: FastifyRequest): Promise<Principal> {
-    const principal = await deps.authenticate(request.headers.authorization);
-    await deps.authorize(principal, "membership.admin", { type: "resource", id: "membership.admin" }, traceparentOf(request));
-    return principal;
-  }
-  const params = (request: FastifyRequest) => request.params as { user: string; role?: string };
-  const reasonOf = (request: FastifyRequest) => (request.body === undefined ? undefined : parseOr400(ChangeBody, request.body, "the request body").reason);
+  const reasonOf = (request: FastifyRequest) => (request.body as { reason?: string } | undefined)?.reason;
 
-  app.get("/v1/admin/members", async (request) => {
-    const p = await guard(request);
-    const q = parseOr400(ListQuery, singleValuedQuery(request.query), "the query");
-    const page = Number(q.page ?? 1);
-    const pageSize = Number(q.page_size ?? 20);
-    const { items, total } = await members.list(p, { page, pageSize, role: q.role });
-    return { items: items.map(memberView), page, page_size: pageSize, total };
-  });
+  api.get(
+    "/v1/admin/members",
+    {
+      config: ADMIN,
+      schema: {
+        ...common("List members", "Memberships in user order; `role` keeps those holding it."),
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({ items: Type.Array(MembershipView), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }),
+          ...problemResponses(),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = Number(q.page ?? 1);
+      const pageSize = Number(q.page_size ?? 20);
+      const { items, total } = await members.list(principalOf(request), { page, pageSize, role: q.role });
+      return { items: items.map(memberView), page, page_size: pageSize, total };
+    },
+  );
 
-  app.get("/v1/admin/members/:user", async (request) => {
-    const p = await guard(request);
-    return memberView(await members.get(p, params(request).user));
-  });
+  api.get(
+    "/v1/admin/members/:user",
+    {
+      config: ADMIN,
+      schema: {
+        ...common("Read a membership", "One user's roles; 404 when the user has none in the tenant."),
+        params: MemberParams,
+        response: { 200: MembershipView, ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request) => memberView(await members.get(principalOf(request), request.params.user)),
+  );
 
-  app.put("/v1/admin/members/:user/roles/:role", async (request, reply) => {
-    const p = await guard(request);
-    const reason = reasonOf(request);
-    const { user, role } = params(request);
-    const { membership, changed } = await members.grant(p, user, role ?? "", reason);
-    return reply.status(changed ? 201 : 200).send(memberView(membership));
-  });
+  api.put(
+    "/v1/admin/members/:user/roles/:role",
+    {
+      config: ADMIN,
+      schema: {
+        ...common("Grant a role", "201 with the membership when granted, 200 when the user held it already (nothing recorded)."),
+        params: RoleParams,
+        body: OptionalChangeBody,
+        [BODY_OPTIONAL]: true,
+        response: {
+          200: { ...MembershipView, description: "Held already" },
+          201: { ...MembershipView, description: "Granted" },
+          ...problemResponses({ body: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { membership, changed } = await members.grant(principalOf(request), request.params.user, request.params.role, reasonOf(request));
+      return reply.status(changed ? 201 : 200).send(memberView(membership));
+    },
+  );
 
-  app.delete("/v1/admin/members/:user/roles/:role", async (request) => {
-    const p = await guard(request);
-    const reason = reasonOf(request);
-    const { user, role } = params(request);
-    return memberView(await members.revoke(p, user, role ?? "", reason));
-  });
+  api.delete(
+    "/v1/admin/members/:user/roles/:role",
+    {
+      config: ADMIN,
+      schema: {
+        ...common("Revoke a role", "200 with the roles left (possibly none); 404 when the user does not hold it."),
+        params: RoleParams,
+        body: OptionalChangeBody,
+        [BODY_OPTIONAL]: true,
+        response: { 200: MembershipView, ...problemResponses({ body: true, notFound: true }) },
+      },
+    },
+    async (request) => memberView(await members.revoke(principalOf(request), request.params.user, request.params.role, reasonOf(request))),
+  );
 
-  app.get("/v1/admin/membership-changes", async (request) => {
-    const p = await guard(request);
-    const q = parseOr400(ChangesQuery, singleValuedQuery(request.query), "the query");
-    const items = (await members.changes(p, { userId: q.user_id, afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) })).map(changeView);
-    return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
-  });
+  api.get(
+    "/v1/admin/membership-changes",
+    {
+      config: ADMIN,
+      schema: {
+        ...common("Membership changes", "The recorded changes, oldest first, after `after`."),
+        querystring: ChangesQuery,
+        response: { 200: Type.Object({ items: Type.Array(ChangeView), next_after: ChangeId }), ...problemResponses() },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const items = (await members.changes(principalOf(request), { userId: q.user_id, afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) })).map(changeView);
+      return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
+    },
+  );
 }

@@ -1,136 +1,196 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { randomBytes } from "node:crypto";
-import { terminalStatuses, type PolicyPoint } from "@steward/contract";
-import { BadRequestError, NotFoundError, type Pool } from "@steward/platform";
-import { findOwnRun, listOwnRuns, readStream } from "@steward/store";
-import type { Authenticate, Principal } from "../auth";
-import type { Authorize } from "../../../app/authorize";
+import { Type } from "@sinclair/typebox";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
+import { BadRequestError, type Pool } from "@steward/platform";
 import type { CreateRun } from "../../../app/create-run";
 import type { RunControls } from "../../../app/control-run";
+import { createRunReads, eventItemOf, type RunReads } from "../../../app/read-runs";
 import type { RunFeed } from "../../nats/run-feed";
+import { principalOf, type RoutePolicy } from "../route-guard";
+import { traceparentOf } from "../trace-context";
+import { problemResponses } from "../openapi/problems";
+import { EventPage, EventStreamText, RunPage, RunSnapshot, SSE_EVENT_NAMES } from "../run-responses";
 import { resumePoint, streamRunEvents } from "./event-stream";
-import { ConfirmationBody, CreateRunBody, EventsQuery, InputBody, ListRunsQuery, UUID_PATTERN, parseOr400, singleValuedQuery } from "../schemas";
+import { ConfirmationBody, CreateRunBody, EventsQuery, InputBody, ListRunsQuery, RunParams, UUID_PATTERN } from "../schemas";
 
 export interface RunRoutesDeps {
   readonly pool: Pool;
-  readonly authenticate: Authenticate;
-  readonly authorize: Authorize;
   readonly createRun: CreateRun;
   readonly controls: RunControls;
   readonly feed: RunFeed;
+  /** Default: reads of `pool`. */
+  readonly runs?: RunReads;
 }
 
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+const TAGS = ["runs"];
+const SECURITY = [{ bearerAuth: [] }];
+const runPolicy = (point: RoutePolicy["point"]): RoutePolicy => ({ point, resource: { type: "run", id: "" } });
+const namedRunPolicy = (point: RoutePolicy["point"]): RoutePolicy => ({ point, resource: { type: "run", param: "id" } });
+/** A path that cannot name a run is 404 before anything else, as a run that is not the caller's. */
+const NAMED_RUN = { notFound: "run not found" } as const;
 
-const traces = new WeakMap<FastifyRequest, string>();
+const CreateRunHeaders = Type.Object({
+  "idempotency-key": Type.Optional(
+    Type.String({ pattern: "^[\\x21-\\x7e]{1,255}$", description: "1-255 visible ASCII characters: a retried POST returns the run created first" }),
+  ),
+  "elevation-session": Type.Optional(Type.String({ pattern: UUID_PATTERN.source, description: "The id of an elevation session granted to the caller" })),
+});
 
-/** The caller's W3C trace context, or a new one rooted here: one per request, however often it is asked. */
-export function traceparentOf(request: FastifyRequest): string {
-  const known = traces.get(request);
-  if (known) return known;
-  const incoming = request.headers.traceparent;
-  const traceparent =
-    typeof incoming === "string" && TRACEPARENT.test(incoming)
-      ? incoming
-      : `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
-  traces.set(request, traceparent);
-  return traceparent;
-}
-
+/** The runs API (SPEC §2): create, list, read, control, and the events as a JSON page or a stream. */
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
-  /** Authenticates, then asks the PDP for the route's declared policy point. */
-  async function guard(request: FastifyRequest, point: PolicyPoint, resourceId = ""): Promise<Principal> {
-    const principal = await deps.authenticate(request.headers.authorization);
-    await deps.authorize(principal, point, { type: "run", id: resourceId }, traceparentOf(request));
-    return principal;
-  }
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const runs = deps.runs ?? createRunReads({ pool: deps.pool });
 
-  function runIdOf(request: FastifyRequest): string {
-    const id = (request.params as { id: string }).id;
-    if (!UUID_PATTERN.test(id)) throw new NotFoundError();
-    return id;
-  }
+  api.post(
+    "/v1/agents/runs",
+    {
+      config: { policy: runPolicy("agent.run.create") },
+      schema: {
+        tags: TAGS,
+        summary: "Create a run",
+        description: "Queues a run of the agent (policy point agent.run.create). The answer is the queued snapshot; poll or stream its events.",
+        security: SECURITY,
+        headers: CreateRunHeaders,
+        body: CreateRunBody,
+        response: { 201: { ...RunSnapshot, description: "The queued run; Location names it" }, ...problemResponses({ body: true }) },
+      },
+    },
+    async (request, reply) => {
+      const snapshot = await deps.createRun({
+        principal: principalOf(request),
+        body: request.body,
+        idempotencyKey: request.headers["idempotency-key"],
+        elevationSessionId: request.headers["elevation-session"],
+        traceparent: traceparentOf(request),
+      });
+      return reply.status(201).header("location", `/v1/agents/runs/${snapshot.id}`).send(snapshot);
+    },
+  );
 
-  app.post("/v1/agents/runs", async (request, reply) => {
-    const principal = await guard(request, "agent.run.create");
-    if (request.body === null || typeof request.body !== "object" || Array.isArray(request.body)) {
-      throw new BadRequestError("the request body must be a JSON object");
-    }
-    const body = parseOr400(CreateRunBody, request.body, "the request body");
-    const key = request.headers["idempotency-key"];
-    if (key !== undefined && (typeof key !== "string" || !/^[\x21-\x7e]{1,255}$/.test(key))) {
-      throw new BadRequestError("Idempotency-Key must be 1-255 visible ASCII characters");
-    }
-    const elevation = request.headers["elevation-session"];
-    if (elevation !== undefined && (typeof elevation !== "string" || !UUID_PATTERN.test(elevation))) {
-      throw new BadRequestError("Elevation-Session must be the id of an elevation session");
-    }
-    const snapshot = await deps.createRun({
-      principal,
-      body,
-      idempotencyKey: key,
-      elevationSessionId: elevation,
-      traceparent: traceparentOf(request),
-    });
-    return reply.status(201).header("location", `/v1/agents/runs/${snapshot.id}`).send(snapshot);
+  api.get(
+    "/v1/agents/runs",
+    {
+      config: { policy: runPolicy("agent.run.read") },
+      schema: {
+        tags: TAGS,
+        summary: "List the caller's runs",
+        description: "The caller's own runs (same tenant, same creator), newest first (policy point agent.run.read).",
+        security: SECURITY,
+        querystring: ListRunsQuery,
+        response: { 200: { ...RunPage, description: "A page of runs" }, ...problemResponses() },
+      },
+    },
+    async (request) => {
+      const page = Number(request.query.page ?? 1);
+      const pageSize = Number(request.query.page_size ?? 20);
+      const { items, total } = await runs.list(principalOf(request), { page, pageSize });
+      return { items, page, page_size: pageSize, total };
+    },
+  );
+
+  api.get(
+    "/v1/agents/runs/:id",
+    {
+      config: { policy: namedRunPolicy("agent.run.read"), ...NAMED_RUN },
+      schema: {
+        tags: TAGS,
+        summary: "Read a run",
+        description: "The caller's run; somebody else's answers 404 exactly as a run that does not exist. A failed run is 200.",
+        security: SECURITY,
+        params: RunParams,
+        response: { 200: { ...RunSnapshot, description: "The run" }, ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request) => runs.get(principalOf(request), request.params.id),
+  );
+
+  const controlSchema = (summary: string, description: string) => ({
+    tags: TAGS,
+    summary,
+    description: `${description} Only the run's creator (policy point agent.run.control); a run in another state is 409.`,
+    security: SECURITY,
+    params: RunParams,
+  });
+  const controlResponses = (body: boolean) => ({
+    200: { ...RunSnapshot, description: "The run after the action" },
+    ...problemResponses({ body, notFound: true, conflict: true }),
   });
 
-  app.get("/v1/agents/runs", async (request) => {
-    const principal = await guard(request, "agent.run.read");
-    const query = parseOr400(ListRunsQuery, singleValuedQuery(request.query), "the query");
-    const page = Number(query.page ?? 1);
-    const pageSize = Number(query.page_size ?? 20);
-    const { items, total } = await listOwnRuns(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, { page, pageSize });
-    return { items, page, page_size: pageSize, total };
-  });
+  api.post(
+    "/v1/agents/runs/:id/input",
+    {
+      config: { policy: namedRunPolicy("agent.run.control"), ...NAMED_RUN },
+      schema: { ...controlSchema("Answer a question", "Answers the ask_user the run waits for."), body: InputBody, response: controlResponses(true) },
+    },
+    async (request) => deps.controls.answer(principalOf(request), request.params.id, request.body.answer, traceparentOf(request)),
+  );
 
-  app.get("/v1/agents/runs/:id", async (request) => {
-    const id = runIdOf(request);
-    const principal = await guard(request, "agent.run.read", id);
-    const run = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, id);
-    if (!run) throw new NotFoundError();
-    return run;
-  });
+  api.post(
+    "/v1/agents/runs/:id/confirmation",
+    {
+      config: { policy: namedRunPolicy("agent.run.control"), ...NAMED_RUN },
+      schema: {
+        ...controlSchema("Decide a confirmation", "Approves or rejects the tool call the run waits for (confirmation_required)."),
+        body: ConfirmationBody,
+        response: controlResponses(true),
+      },
+    },
+    async (request) =>
+      deps.controls.confirm(principalOf(request), request.params.id, request.body.decision, traceparentOf(request), request.body.fingerprint),
+  );
 
-  app.post("/v1/agents/runs/:id/input", async (request) => {
-    const id = runIdOf(request);
-    const principal = await guard(request, "agent.run.control", id);
-    const body = parseOr400(InputBody, request.body, "the request body");
-    return deps.controls.answer(principal, id, body.answer, traceparentOf(request));
-  });
+  api.post(
+    "/v1/agents/runs/:id/cancel",
+    {
+      config: { policy: namedRunPolicy("agent.run.control"), ...NAMED_RUN },
+      schema: { ...controlSchema("Cancel a run", "Cancels the run (error.code 60405)."), response: controlResponses(false) },
+    },
+    async (request) => deps.controls.cancel(principalOf(request), request.params.id, traceparentOf(request)),
+  );
 
-  app.post("/v1/agents/runs/:id/confirmation", async (request) => {
-    const id = runIdOf(request);
-    const principal = await guard(request, "agent.run.control", id);
-    const body = parseOr400(ConfirmationBody, request.body, "the request body");
-    return deps.controls.confirm(principal, id, body.decision, traceparentOf(request), body.fingerprint);
-  });
-
-  app.post("/v1/agents/runs/:id/cancel", async (request) => {
-    const id = runIdOf(request);
-    const principal = await guard(request, "agent.run.control", id);
-    return deps.controls.cancel(principal, id, traceparentOf(request));
-  });
-
-  app.get("/v1/agents/runs/:id/events", async (request, reply) => {
-    const id = runIdOf(request);
-    const principal = await guard(request, "agent.run.read", id);
-    const query = parseOr400(EventsQuery, singleValuedQuery(request.query), "the query");
-    const run = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, id);
-    if (!run) throw new NotFoundError();
-    if (String(request.headers.accept ?? "").includes("text/event-stream")) {
-      // HEAD of a stream: its headers, and no stream (Node would send nothing until the stream ended).
-      if (request.method === "HEAD") return reply.header("content-type", "text/event-stream").header("cache-control", "no-store").send();
-      const after = resumePoint(request.headers["last-event-id"], query.after);
-      if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
-      const owner = { tenantId: principal.tenantId, userId: principal.userId };
-      const finished = async () => terminalStatuses.includes((await findOwnRun(deps.pool, owner, id))?.state ?? "queued");
-      return streamRunEvents({ pool: deps.pool, feed: deps.feed, finished }, request, reply, id, after);
-    }
-    const limit = Number(query.limit ?? 100);
-    const events = await readStream(deps.pool, id, { after: Number(query.after ?? 0), limit });
-    const items = events.map((e) => ({ seq: e.metadata.seq, type: e.type, data: e.data, recorded_at: e.metadata.recorded_at }));
-    const last = items[items.length - 1];
-    return { items, next_after: last ? last.seq : Number(query.after ?? 0), has_more: items.length === limit };
-  });
+  api.get(
+    "/v1/agents/runs/:id/events",
+    {
+      config: { policy: namedRunPolicy("agent.run.read"), ...NAMED_RUN },
+      schema: {
+        tags: TAGS,
+        summary: "A run's events: a JSON page, or a Server-Sent Events stream",
+        "x-sse-events": [...SSE_EVENT_NAMES],
+        description:
+          "With `Accept: text/event-stream`, the events as Server-Sent Events (resumed after `Last-Event-ID`, else `?after`); " +
+          "otherwise a JSON page of stored events after `?after`, at most `?limit`.",
+        security: SECURITY,
+        params: RunParams,
+        querystring: EventsQuery,
+        headers: Type.Object({
+          "last-event-id": Type.Optional(Type.String({ description: "The `id:` of the last event seen: the stream resumes after it (wins over ?after)" })),
+        }),
+        response: {
+          200: {
+            description: "A page of stored events (application/json), or the stream (text/event-stream)",
+            content: { "application/json": { schema: EventPage }, "text/event-stream": { schema: EventStreamText } },
+          },
+          ...problemResponses({ notFound: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const id = request.params.id;
+      const query = request.query;
+      await runs.get(principal, id);
+      if (String(request.headers.accept ?? "").includes("text/event-stream")) {
+        // HEAD of a stream: its headers, and no stream (Node would send nothing until the stream ended).
+        if (request.method === "HEAD") return reply.header("content-type", "text/event-stream").header("cache-control", "no-store").send(undefined as unknown as string);
+        const after = resumePoint(request.headers["last-event-id"], query.after);
+        if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
+        const readEvents = (from: number, limit: number) => runs.events(id, { after: from, limit });
+        return streamRunEvents({ readEvents, feed: deps.feed, finished: () => runs.finished(principal, id) }, request, reply, id, after);
+      }
+      const limit = Number(query.limit ?? 100);
+      const items = (await runs.events(id, { after: Number(query.after ?? 0), limit })).map(eventItemOf);
+      const last = items[items.length - 1];
+      return { items, next_after: last ? last.seq : Number(query.after ?? 0), has_more: items.length === limit };
+    },
+  );
 }

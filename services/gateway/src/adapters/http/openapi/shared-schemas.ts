@@ -1,0 +1,8 @@
+import type { FastifyInstance } from "fastify";
+import { RunSnapshotSchema } from "../run-responses";
+import { problemSchemas } from "./problems";
+
+/** Schemas many routes answer with, added once by `$id` (components/schemas in the document) and referred to. */
+export function registerSharedSchemas(app: FastifyInstance): void {
+  for (const schema of [...problemSchemas(), RunSnapshotSchema]) app.addSchema(schema);
+}

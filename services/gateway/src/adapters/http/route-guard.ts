@@ -1,0 +1,79 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { PolicyPoint } from "@steward/contract";
+import { NotFoundError } from "@steward/platform";
+import type { Authenticate, Principal } from "./auth";
+import type { Authorize } from "../../app/authorize";
+import { traceparentOf } from "./trace-context";
+
+/** The policy point a route asks the PDP for, and the resource it names: fixed, or the value of a path parameter. */
+export interface RoutePolicy {
+  readonly point: PolicyPoint;
+  readonly resource: { readonly type: string; readonly id: string } | { readonly type: string; readonly param: string };
+}
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Absent: a public route (probes, the API reference). */
+    policy?: RoutePolicy;
+    /** The detail of the 404 for a path that cannot name the route's resource. */
+    notFound?: string;
+  }
+  interface FastifyRequest {
+    /** Who is calling, set by the route guard on every route that declares a policy. */
+    principal: Principal | null;
+  }
+}
+
+export interface RouteGuardDeps {
+  readonly authenticate: Authenticate;
+  readonly authorize: Authorize;
+}
+
+const paramChecks = new WeakMap<object, TypeCheck<TSchema>>();
+
+/** Whether the path parameters fit the route's params schema (compiled once per schema). */
+function paramsFit(request: FastifyRequest): boolean {
+  const schema = request.routeOptions.schema?.params as TSchema | undefined;
+  if (!schema) return true;
+  let check = paramChecks.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    paramChecks.set(schema, check);
+  }
+  return check.Check(request.params);
+}
+
+/**
+ * The one authentication and authorization of the routes, keyed on each route's `config.policy`: after the body
+ * is read (its refusals come first) and before the route's schemas are checked (401 and 403 come before 400).
+ * A route whose resource is named by the path answers 404 first when the path cannot name one. The verified
+ * principal is put on the request for the handler.
+ */
+export function registerRouteGuard(app: FastifyInstance, deps: RouteGuardDeps): void {
+  app.decorateRequest("principal", null);
+  app.addHook("preValidation", async (request) => {
+    const policy = request.routeOptions.config.policy;
+    if (!policy) return;
+    let resource: { type: string; id: string };
+    if ("param" in policy.resource) {
+      if (!paramsFit(request)) throw new NotFoundError(request.routeOptions.config.notFound);
+      resource = { type: policy.resource.type, id: (request.params as Record<string, string>)[policy.resource.param] };
+    } else {
+      resource = policy.resource;
+    }
+    const principal = await deps.authenticate(request.headers.authorization);
+    await deps.authorize(principal, policy.point, resource, traceparentOf(request));
+    request.principal = principal;
+  });
+}
+
+/** The principal the guard verified; a route without a policy has none (a wiring mistake, answered 500). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`route ${request.routeOptions.url} has no policy: no principal`);
+  return request.principal;
+}
+
+/** A route's policy over a fixed resource: `{type: "resource", id}` (the point itself unless named). */
+export const resourcePolicy = (point: PolicyPoint, id: string = point): RoutePolicy => ({ point, resource: { type: "resource", id } });

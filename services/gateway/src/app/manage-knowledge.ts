@@ -1,0 +1,25 @@
+import { ValidationError, type Pool } from "@steward/platform";
+import { addDocument, deleteDocument, listDocuments, type DocumentSummary } from "@steward/store";
+import type { Principal } from "../adapters/http/auth";
+
+/** A tenant's knowledge base: always the caller's own tenant; tenants never see each other's documents. */
+export interface KnowledgeBase {
+  /** Adds (and chunks) a document; a title or body of only white space is 422. The title is kept trimmed. */
+  add(caller: Principal, doc: { title: string; body: string }): Promise<{ id: string; title: string }>;
+  list(caller: Principal, page: { page: number; pageSize: number }): Promise<{ items: DocumentSummary[]; total: number }>;
+  /** False when the tenant has no such document. */
+  remove(caller: Principal, id: string): Promise<boolean>;
+}
+
+export function createKnowledgeBase(deps: { pool: Pool }): KnowledgeBase {
+  return {
+    async add(caller, doc) {
+      const title = doc.title.trim();
+      if (!title || !doc.body.trim()) throw new ValidationError("title and body must not be only white space");
+      const id = await addDocument(deps.pool, { tenantId: caller.tenantId, title, body: doc.body });
+      return { id, title };
+    },
+    list: (caller, page) => listDocuments(deps.pool, caller.tenantId, page),
+    remove: (caller, id) => deleteDocument(deps.pool, caller.tenantId, id),
+  };
+}

@@ -1,0 +1,49 @@
+import { printableUrl } from "../config";
+import { print, type Context } from "../context";
+import { ExitCode } from "../exit-codes";
+
+interface Check {
+  ok: boolean;
+  reason?: string;
+}
+export interface PlatformStatus {
+  status: string;
+  checked_at: string;
+  problems: string[];
+  dependencies: Record<string, Check | null>;
+  services: Array<{ service: string; instance: string; ready: boolean; started_at: string; reasons: string[]; in_flight?: number; concurrency?: number }>;
+  runners: { attached: number; in_flight: number; consumer: { pending: number; ack_pending: number; redelivered: number } | null };
+  queue: { queued: number; running: number; awaiting: number } | null;
+  outbox: { backlog: number } | null;
+  dead_letters: { count: number; last_at: string | null } | null;
+}
+
+/** The status document as a person reads it. */
+export function renderStatus(ctx: Context, s: PlatformStatus): string {
+  const st = ctx.style;
+  const ok = s.status === "ok";
+  const out = [`${st.bold("Steward")} at ${printableUrl(ctx.settings.url)}: ${ok ? st.green("ok") : st.red("degraded")}  ${st.dim(s.checked_at)}`];
+  for (const p of s.problems) out.push(st.yellow(`  ! ${p}`));
+  out.push("dependencies");
+  for (const [name, c] of Object.entries(s.dependencies)) out.push(`  ${c?.ok ? st.green("up  ") : st.red("down")}  ${name}${c && !c.ok && c.reason ? `  ${c.reason}` : ""}`);
+  out.push("services");
+  if (s.services.length === 0) out.push("  none answered");
+  for (const i of s.services) {
+    const load = typeof i.in_flight === "number" ? `  ${i.in_flight}/${i.concurrency} runs in hand` : "";
+    out.push(`  ${i.ready ? st.green("ready    ") : st.red("not ready")}  ${i.service.padEnd(12)} ${i.instance}${load}`);
+    for (const r of i.reasons) out.push(st.dim(`      ${r}`));
+  }
+  const c = s.runners.consumer;
+  out.push(`runners   ${s.runners.attached} attached, ${s.runners.in_flight} runs in hand${c ? `; ${c.pending} pending on the bus, ${c.redelivered} redelivered` : ""}`);
+  if (s.queue) out.push(`runs      ${s.queue.queued} queued, ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+  if (s.outbox) out.push(`outbox    ${s.outbox.backlog} not yet on the bus`);
+  out.push(`dead letters ${s.dead_letters ? `${s.dead_letters.count}${s.dead_letters.last_at ? ` (last ${s.dead_letters.last_at})` : ""}` : "unknown"}`);
+  return out.join("\n");
+}
+
+/** `steward status` (an administrator's token): exit 0 when whole, 1 when degraded. */
+export async function statusCommand(ctx: Context): Promise<number> {
+  const status = await ctx.api.request<PlatformStatus>("GET", "/v1/admin/status");
+  print(ctx, status, (s) => renderStatus(ctx, s));
+  return status.status === "ok" ? ExitCode.ok : ExitCode.negative;
+}

@@ -1,0 +1,374 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstream } from "@nats-io/jetstream";
+import { jwtVerify } from "jose";
+import { busNames } from "@steward/contract";
+import { startTestPlatform, type TestPlatform } from "../support/platform";
+import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
+import { eventsOf } from "../support/runs";
+import { waitFor } from "../support/wait-for";
+
+jest.setTimeout(180_000);
+
+// The `steward` CLI, spawned as a user would run it (its bin), against the four services as real processes.
+const BIN = join(__dirname, "..", "..", "packages", "cli", "bin", "steward.mjs");
+
+const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
+const toolResults = (req: ChatRequest) => req.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content)));
+const call = (id: string, name: string, args: unknown): Reply => ({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] });
+
+/** The model: the first word of the question picks the scenario. */
+function script(req: ChatRequest): Reply {
+  const input = inputOf(req);
+  const results = toolResults(req);
+  switch (input.split(" ")[0]) {
+    case "refund":
+      return results.length === 0 ? call("k0", "knowledge_search", { query: "refund" }) : { text: "You have 30 days to ask for a refund." };
+    case "region":
+      return results.length === 0 ? call("q0", "ask_user", { question: "Which region?", options: ["EU", "US"] }) : { text: `region is ${results[0].result.answer}` };
+    case "note":
+      return results.length === 0 ? call("n0", "save_note", { title: `Note ${input}`, body: "We ship on Friday." }) : { text: `note ${results[0].result_code}` };
+    case "wait":
+      return call("w0", "ask_user", { question: "Still there?" });
+    default:
+      return { text: "ok" };
+  }
+}
+
+interface Spawned {
+  /** Resolves once stdout (or stderr) matches, within a bound. */
+  waitFor(pattern: RegExp, stream?: "stdout" | "stderr"): Promise<void>;
+  write(text: string): void;
+  /** Closes the CLI's stdin. */
+  end(): void;
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+describe("the steward CLI against a running platform", () => {
+  let platform: TestPlatform;
+  let model: FakeOpenAi;
+  let member: string;
+  let admin: string;
+  let dir: string;
+
+  /** The CLI's environment: the platform's URL and a token, no config file, no colour. */
+  const envFor = (token: string | undefined, extra: Record<string, string> = {}) => {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "",
+      HOME: dir,
+      STEWARD_URL: platform.gatewayUrl,
+      STEWARD_CONFIG: join(dir, "absent.json"),
+      STEWARD_HOME: join(dir, "home"),
+      NO_COLOR: "1",
+      ...extra,
+    };
+    if (token) env.STEWARD_TOKEN = token;
+    return env;
+  };
+
+  function start(args: string[], env: Record<string, string>): Spawned {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
+    const out = { stdout: "", stderr: "" };
+    const watchers: Array<() => void> = [];
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      out.stdout += c;
+      watchers.forEach((w) => w());
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      out.stderr += c;
+      watchers.forEach((w) => w());
+    });
+    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, ...out })));
+    return {
+      done,
+      write: (text) => child.stdin.write(text),
+      end: () => child.stdin.end(),
+      waitFor: (pattern, stream = "stdout") =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no ${pattern} on ${stream} within 30 s:\n${out.stdout}\n${out.stderr}`)), 30_000);
+          const check = () => {
+            if (!pattern.test(out[stream])) return;
+            clearTimeout(timer);
+            resolve();
+          };
+          watchers.push(check);
+          check();
+          void done.then(() => {
+            check();
+            reject(new Error(`the CLI ended without ${pattern} on ${stream}:\n${out.stdout}\n${out.stderr}`));
+          });
+        }),
+    };
+  }
+
+  /** Runs the CLI to its end (stdin closed, or given), bounded by the test's timeout. */
+  async function cli(args: string[], token: string | undefined, options: { stdin?: string; env?: Record<string, string> } = {}) {
+    const spawned = start(args, envFor(token, options.env));
+    if (options.stdin) spawned.write(options.stdin);
+    spawned.end();
+    return spawned.done;
+  }
+  const ndjson = (text: string) =>
+    text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  const stateOf = async (id: string) => (await platform.http("GET", `/v1/agents/runs/${id}`, { token: member })).body.state as string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "steward-cli-e2e-"));
+    model = await startFakeOpenAi(script);
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake" });
+    member = await platform.token({ tenant: "acme", user: "mo" });
+    admin = await platform.token({ tenant: "acme", user: "ada", roles: ["admin", "member"] });
+  });
+
+  afterAll(async () => {
+    await platform?.teardown();
+    await model?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("run --follow renders the run live (tool call, policy decision, result, answer) and exits 0", async () => {
+    const r = await cli(["run", "refund window?", "--follow"], member);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^run [0-9a-f-]{36}\n/);
+    expect(r.stdout).toContain("queued (agent mode): refund window?");
+    expect(r.stdout).toContain('→ knowledge_search {"query":"refund"}');
+    expect(r.stdout).toMatch(/policy knowledge\.document\.read: permit by member-knowledge-read/);
+    expect(r.stdout).toContain("← knowledge_search: ok");
+    expect(r.stdout).toContain("You have 30 days to ask for a refund.\n✓ succeeded");
+  });
+
+  it("run --follow --json prints one JSON object per event, the snapshot first and the terminal event last", async () => {
+    const r = await cli(["run", "refund again", "--follow", "--json"], member);
+    expect(r.code).toBe(0);
+    const lines = ndjson(r.stdout);
+    expect(lines[0]).toMatchObject({ type: "snapshot", data: { state: "queued", input: "refund again" } });
+    const stored = lines.filter((l) => typeof l.seq === "number");
+    expect(stored.map((l) => l.seq)).toEqual(stored.map((_, i) => i + 1));
+    expect(stored.map((l) => l.type)).toEqual(expect.arrayContaining(["run.queued", "run.started", "tool_call", "tool.decided", "tool_result", "message"]));
+    expect(lines[lines.length - 1]).toMatchObject({ type: "run.succeeded", data: { output: { text: "You have 30 days to ask for a refund." } } });
+    const events = await eventsOf(platform, member, lines[0].data.id);
+    expect(stored.map((l) => l.type)).toEqual(events.map((e) => e.type));
+  });
+
+  it("a question is answered in place with a line typed on stdin (2 picks the second option)", async () => {
+    const s = start(["run", "region please", "--follow"], envFor(member));
+    await s.waitFor(/\? Which region\?\n {2}1\. EU\n {2}2\. US\n/);
+    await s.waitFor(/answer \(1-2 or text\)> /, "stderr");
+    s.write("2\n");
+    const r = await s.done;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("answered: US");
+    expect(r.stdout).toContain("region is US");
+  });
+
+  it("an approval is asked for in place, shows the call, and approving runs the tool", async () => {
+    const s = start(["run", "note a", "--follow"], envFor(member));
+    await s.waitFor(/! approval needed: save_note \{"title":"Note note a","body":"We ship on Friday\."\}/);
+    await s.waitFor(/approve\? \[y\/n\]> /, "stderr");
+    s.write("yes\n");
+    const r = await s.done;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("  approved");
+    expect(r.stdout).toContain("← save_note: ok");
+    expect(r.stdout).toContain("note ok");
+  });
+
+  it("runs ls/show/events/cancel with --json; answering a cancelled run is refused (exit 3)", async () => {
+    const created = await cli(["run", "wait for me", "--json"], member);
+    expect(created.code).toBe(0);
+    const run = JSON.parse(created.stdout);
+    expect(run).toMatchObject({ state: "queued", input: "wait for me" });
+    await waitFor(async () => ((await stateOf(run.id)) === "awaiting_input" ? true : undefined), { what: "the run to ask" });
+
+    const ls = await cli(["runs", "ls", "--json", "--page-size", "100"], member);
+    expect(ls.code).toBe(0);
+    expect(JSON.parse(ls.stdout).items.map((r: { id: string }) => r.id)).toContain(run.id);
+    const show = await cli(["runs", "show", run.id, "--json"], member);
+    expect(JSON.parse(show.stdout)).toMatchObject({ id: run.id, state: "awaiting_input" });
+
+    const cancel = await cli(["runs", "cancel", run.id, "--json"], member);
+    expect(cancel.code).toBe(0);
+    expect(JSON.parse(cancel.stdout).id).toBe(run.id);
+    await waitFor(async () => ((await stateOf(run.id)) === "cancelled" ? true : undefined), { what: "the run to be cancelled" });
+
+    const events = await cli(["runs", "events", run.id, "--json"], member);
+    expect(events.code).toBe(0);
+    const types = ndjson(events.stdout).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(["run.queued", "ask_user", "run.cancel_requested", "run.cancelled"]));
+    expect(types[types.length - 1]).toBe("run.cancelled");
+
+    const late = await cli(["runs", "answer", run.id, "too late"], member);
+    expect(late.code).toBe(3);
+    expect(late.stderr).toMatch(/409 \/ 10090/);
+    const followed = await cli(["runs", "events", run.id, "--follow"], member);
+    expect(followed.code).toBe(1);
+    expect(followed.stdout).toContain("✗ cancelled");
+  });
+
+  it("kb add, ls and rm (an administrator); removing it again is a 404 (exit 3)", async () => {
+    const file = join(dir, "shipping.md");
+    writeFileSync(file, "# Shipping\nParcels leave the warehouse within two days.\n");
+    const added = await cli(["kb", "add", file, "--json"], admin);
+    expect(added.code).toBe(0);
+    const doc = JSON.parse(added.stdout);
+    expect(doc).toMatchObject({ title: "shipping" });
+    const listed = await cli(["kb", "ls", "--json"], admin);
+    expect(JSON.parse(listed.stdout).items.map((d: { id: string }) => d.id)).toContain(doc.id);
+    const human = await cli(["kb", "ls"], admin);
+    expect(human.stdout).toMatch(new RegExp(`${doc.id}.*shipping`));
+    expect((await cli(["kb", "rm", doc.id], admin)).code).toBe(0);
+    expect(JSON.parse((await cli(["kb", "ls", "--json"], admin)).stdout).items.map((d: { id: string }) => d.id)).not.toContain(doc.id);
+    const again = await cli(["kb", "rm", doc.id], admin);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toMatch(/404/);
+    const missing = await cli(["kb", "add", join(dir, "nope.md")], admin);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read .*nope\.md: ENOENT/);
+  });
+
+  it("policies ls and validate (0 when valid, 1 with the issues when not); a member is refused (exit 3)", async () => {
+    const ls = await cli(["policies", "ls", "--json"], admin);
+    expect(ls.code).toBe(0);
+    expect(JSON.parse(ls.stdout).items).toEqual(expect.arrayContaining([expect.objectContaining({ version: 1, status: "active" })]));
+    const good = join(dir, "good.cedar");
+    writeFileSync(good, readFileSync(join(__dirname, "..", "..", "infra", "policies", "default.cedar"), "utf8"));
+    const valid = await cli(["policies", "validate", good], admin);
+    expect(valid.code).toBe(0);
+    expect(valid.stdout).toMatch(/^valid: \d+ policies/);
+    const bad = join(dir, "bad.cedar");
+    writeFileSync(bad, '@id("broken")\npermit (principal, action == Steward::Action::"no.such.action", resource);\n');
+    const invalid = await cli(["policies", "validate", bad, "--json"], admin);
+    expect(invalid.code).toBe(1);
+    expect(JSON.parse(invalid.stdout)).toMatchObject({ valid: false, issues: [expect.objectContaining({ message: expect.any(String) })] });
+    const permit = await cli(["policies", "dry-run", "--action", "knowledge.document.write", "--user", "mo", "--roles", "member", "--resource", "tool:save_note", "--json"], admin);
+    expect(permit.code).toBe(0);
+    expect(JSON.parse(permit.stdout)).toMatchObject({ permit: true, policy_ids: ["member-save-notes"] });
+    const deny = await cli(["policies", "dry-run", "--action", "policy.admin", "--user", "mo", "--roles", "member", "--resource", "resource:policy.admin"], admin);
+    expect(deny.code).toBe(1);
+    expect(deny.stdout).toMatch(/^deny/);
+
+    const activated = await cli(["policies", "activate", good, "--json"], admin);
+    expect(activated.code).toBe(0);
+    const active = JSON.parse(activated.stdout);
+    expect(active).toMatchObject({ status: "active", version: expect.any(Number) });
+    expect(active.version).toBeGreaterThan(1);
+    const after = JSON.parse((await cli(["policies", "ls", "--json"], admin)).stdout).items as Array<{ version: number; status: string }>;
+    expect(after.filter((p) => p.status === "active").map((p) => p.version)).toEqual([active.version]);
+
+    const refused = await cli(["policies", "ls"], member);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/403 \/ 10031/);
+  });
+
+  it("status shows the platform (an administrator); exit 0 when whole, 1 when degraded", async () => {
+    const r = await cli(["status", "--json"], admin);
+    const status = JSON.parse(r.stdout);
+    expect(status.dependencies).toEqual(expect.objectContaining({ postgres: expect.anything(), nats: expect.anything() }));
+    expect(r.code).toBe(status.status === "ok" ? 0 : 1);
+    const human = await cli(["status"], admin);
+    expect(human.stdout).toMatch(/^Steward at http:\/\/127\.0\.0\.1:\d+: (ok|degraded)/);
+  });
+
+  it("a token the gateway refuses is exit 3 with the problem, and the token is never printed", async () => {
+    const forged = `${member.slice(0, member.lastIndexOf(".") + 1)}${"A".repeat(43)}`;
+    const r = await cli(["runs", "ls"], forged);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/401 \/ 10011/);
+    expect(r.stderr).toMatch(/steward login/);
+    for (const text of [r.stdout, r.stderr]) {
+      expect(text).not.toContain(forged);
+      expect(text).not.toContain(forged.split(".")[2]);
+    }
+  });
+
+  it("a platform that cannot be reached is exit 4", async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    const r = await cli(["runs", "ls"], member, { env: { STEWARD_URL: `http://127.0.0.1:${port}` } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(new RegExp(`cannot reach Steward at http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
+  });
+
+  it("login --token-stdin keeps the token in a private config file that later commands use; token prints it", async () => {
+    const config = join(dir, "config", "steward.json");
+    const env = { STEWARD_CONFIG: config };
+    const login = await cli(["login", "--token-stdin"], undefined, { stdin: `${member}\n`, env });
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain("logged in as mo in tenant acme (member)");
+    expect(login.stdout + login.stderr).not.toContain(member);
+    expect(statSync(config).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(config, "utf8")).token).toBe(member);
+    const ls = await cli(["runs", "ls", "--json"], undefined, { env });
+    expect(ls.code).toBe(0);
+    expect(JSON.parse(ls.stdout)).toMatchObject({ page: 1, items: expect.any(Array) });
+    const token = await cli(["token"], undefined, { env });
+    expect(token.stdout).toBe(`${member}\n`);
+    const none = await cli(["runs", "ls"], undefined);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no token: set STEWARD_TOKEN, or run `steward login`/);
+  });
+
+  it("login mints a development token as `npm run token` does; without any token the development secret mints one", async () => {
+    const home = join(dir, "dev-home");
+    const config = join(dir, "dev-config.json");
+    const env = { STEWARD_HOME: home, STEWARD_CONFIG: config };
+    const login = await cli(["login", "--tenant", "acme", "--user", "lin", "--roles", "member,admin", "--ttl", "2h", "--json"], undefined, { env });
+    expect(login.code).toBe(0);
+    expect(JSON.parse(login.stdout)).toMatchObject({ tenant: "acme", user: "lin", roles: ["member", "admin"], config });
+    const secret = new TextEncoder().encode(readFileSync(join(home, "dev-jwt-secret"), "utf8").trim());
+    const stored = JSON.parse(readFileSync(config, "utf8")).token as string;
+    const { payload } = await jwtVerify(stored, secret);
+    expect(payload).toMatchObject({ sub: "lin", tid: "acme", roles: ["member", "admin"] });
+    expect((payload.exp as number) - (payload.iat as number)).toBe(7200);
+
+    // No STEWARD_TOKEN and no config file, but the development secret is there: a demo token is minted.
+    const implicit = await cli(["token", "--json"], undefined, { env: { STEWARD_HOME: home } });
+    expect(implicit.code).toBe(0);
+    const shown = JSON.parse(implicit.stdout);
+    expect(shown).toMatchObject({ source: "development", tenant: "demo", user: "demo-user", roles: ["member"] });
+    await expect(jwtVerify(shown.token, secret)).resolves.toBeDefined();
+  });
+
+  it("replay re-drives a finished run from its events (DATABASE_URL) and finds it the same", async () => {
+    const followed = await cli(["run", "refund to replay", "--follow", "--json"], member);
+    expect(followed.code).toBe(0);
+    const finished = ndjson(followed.stdout)[0].data as { id: string };
+    const r = await cli(["replay", finished.id, "--json"], member, { env: { DATABASE_URL: platform.databaseUrl } });
+    expect(r.code).toBe(0);
+    expect(ndjson(r.stdout)).toEqual([
+      { type: "run", run_id: finished.id, recorded_state: "succeeded", verdict: "same" },
+      { type: "summary", runs: 1, same: 1, diverged: 0, unfinished: 0, missing: 0 },
+    ]);
+  });
+
+  it("dlq ls lists the dead letters from NATS with their reasons", async () => {
+    const names = busNames(platform.namespace);
+    const nc = await platform.nats();
+    const env = { NATS_URL: "nats://127.0.0.1:4222", STEWARD_NATS_NAMESPACE: platform.namespace };
+    const empty = await cli(["dlq", "ls"], undefined, { env });
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toMatch(/^no dead letters in /);
+    const poison = { run_id: "00000000-0000-4000-8000-0000000000cc", tenant_id: "acme", created_by: "mo", prompt: "not allowed here" };
+    await jetstream(nc).publish(names.runRequested, JSON.stringify(poison));
+    const listed = await waitFor(
+      async () => {
+        const r = await cli(["dlq", "ls", "--json"], undefined, { env });
+        return JSON.parse(r.stdout).items.length > 0 ? r : undefined;
+      },
+      { what: "the poison message to be dead-lettered", intervalMs: 200 },
+    );
+    expect(listed.code).toBe(0);
+    const body = JSON.parse(listed.stdout);
+    expect(body).toMatchObject({ stream: names.deadLetterStream, total: 1 });
+    expect(body.items[0]).toMatchObject({ payload: poison, original_subject: names.runRequested, reason: expect.stringMatching(/prompt|additional/i) });
+  });
+});

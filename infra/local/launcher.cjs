@@ -237,8 +237,8 @@ function serviceEnv(service, shared, { policyAddr, toolExecAddr, gatewayPort, he
     case "agent-runner":
       return { ...env, ...health, TOOL_EXEC_ADDR: toolExecAddr };
     case "gateway":
-      // The gateway's health endpoints are on its own port.
-      return { ...env, HEALTH_PORT: undefined, POLICY_ADDR: policyAddr, GATEWAY_PORT: String(gatewayPort) };
+      // Its API port answers /healthz and /readyz too; the health port is the operator's (and serves /metrics).
+      return { ...env, ...health, POLICY_ADDR: policyAddr, GATEWAY_PORT: String(gatewayPort) };
     default:
       throw new Error(`unknown service ${service}`);
   }

@@ -64,7 +64,7 @@ function healthPort() {
   const value = process.env.HEALTH_PORT;
   if (value === undefined || value === "") return undefined;
   if (value === "0") return 0;
-  throw new Error(`HEALTH_PORT=${value}: npm start runs three services with a health port; set it to 0 (free ports) or leave it unset (their defaults)`);
+  throw new Error(`HEALTH_PORT=${value}: npm start runs four services with a health port; set it to 0 (free ports) or leave it unset (their defaults)`);
 }
 
 function checkBuilt() {
@@ -124,7 +124,7 @@ async function prepare() {
 }
 
 function banner({ gatewayUrl: url, policyAddr, toolExecAddr, health }, token, logDir, planes) {
-  const healthOf = (name) => (health[name] ? `   (health ${health[name]})` : "");
+  const healthOf = (name) => (health[name] ? `   (health and /metrics ${health[name]})` : "");
   const model = process.env.LLM_BASE_URL
     ? `model: ${process.env.LLM_MODEL || "default"} at LLM_BASE_URL`
     : "model: the deterministic demo model (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL for a real one)";
@@ -132,7 +132,7 @@ function banner({ gatewayUrl: url, policyAddr, toolExecAddr, health }, token, lo
   const stays = kept.length > 0 ? `\n${kept.join(" and ")} (started earlier by Steward, not by this run) keep running; \`npm run stop\` stops them.` : "";
   return `
 Steward is running.
-  gateway     ${url}   (health ${url}/healthz, ready ${url}/readyz)
+  gateway     ${url}${healthOf("gateway")}
   policy      ${policyAddr} (gRPC)${healthOf("policy")}
   tool-exec   ${toolExecAddr} (gRPC)${healthOf("tool-exec")}
   runner${health["agent-runner"] ? `      health ${health["agent-runner"]}` : "      (no health endpoint)"}
@@ -145,7 +145,9 @@ ${planes.map((line) => `  ${line}`).join("\n")}
 A token for tenant "${demo.tenant}", user "${demo.user}" (role member):
   export STEWARD_TOKEN=${token}
 
-Ask a question (the answer comes from the demo knowledge base):
+Ask a question (the answer comes from the demo knowledge base) and follow the run live:
+  npx steward run "How long do I have to ask for a refund?" --follow
+or over HTTP (the API reference is at ${url}/docs):
   curl -s -X POST ${url}/v1/agents/runs -H "Authorization: Bearer $STEWARD_TOKEN" -H 'Content-Type: application/json' -d '{"input":"How long do I have to ask for a refund?"}'
 
 Then read the run (queued -> running -> succeeded) and its events:

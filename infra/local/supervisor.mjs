@@ -150,7 +150,7 @@ export function createSupervisor(options) {
     if (slot.name === "tool-exec" && svc.ready.addr) known.toolExecAddr = svc.ready.addr;
     if (slot.name === "gateway" && svc.ready.addr) known.gatewayPort = portOf(svc.ready.addr);
     slot.health = svc.health;
-    if (svc.health && slot.name !== "gateway") slot.healthPort = portOf(svc.health);
+    if (svc.health) slot.healthPort = portOf(svc.health);
     const where = [svc.ready.addr, svc.health && svc.health !== svc.ready.addr ? `health ${svc.health}` : null].filter(Boolean).join(", ");
     say(`${slot.name} is listening (pid ${svc.pid})${where ? `: ${where}` : ""}`);
     changed();

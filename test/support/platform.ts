@@ -26,6 +26,8 @@ const { enableServiceLogins } = require("../../infra/local/service-roles.cjs") a
 export interface RunningService {
   child: import("node:child_process").ChildProcess;
   lines: string[];
+  /** The service's health/ops URL from its "listening" line (its /healthz, /readyz and /metrics). */
+  health?: string;
   stop(): Promise<void>;
 }
 

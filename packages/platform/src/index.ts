@@ -33,7 +33,22 @@ export { allowPeers, type PeerRules } from "./grpc/peers";
 export { serviceIdentities, type ServiceIdentity } from "./identities";
 export { onShutdown, type ShutdownOptions } from "./shutdown";
 export { createReadiness, up, down, type Readiness, type ReadinessReport, type CheckResult, type Check } from "./health/readiness";
-export { serveHealth, type HealthServer } from "./health/serve";
+export { serveHealth, type HealthServer, type HealthServeOptions } from "./health/serve";
 export { postgresCheck, linkCheck, channelCheck } from "./health/checks";
 export { answerStatusPings, type InstanceStatus } from "./health/status-responder";
 export { retryUntilUp, type RetryOptions } from "./retry";
+export { metricCatalog, otherLabelValue, noCode, type MetricDef, type MetricName, type LabelValues } from "./metrics/catalog";
+export { createLabelBounds, checkLabelNames, maxDistinctValues, MetricDefinitionError, type LabelSet } from "./metrics/labels";
+export {
+  createMetrics,
+  secondsSince,
+  type Metrics,
+  type MetricsOptions,
+  type CounterMetric,
+  type GaugeMetric,
+  type HistogramMetric,
+  type GaugeCollector,
+} from "./metrics/registry";
+export { watchPools, type PoolCounts } from "./metrics/pg-pool";
+export { breakerGauge, type BreakerState } from "./metrics/breaker-gauge";
+export { parseExposition, sampleValue, type Sample } from "./metrics/exposition";

@@ -2,9 +2,11 @@ import { setMaxListeners } from "node:events";
 import { busNames } from "@steward/contract";
 import {
   answerStatusPings,
+  breakerGauge,
   channelCheck,
   connectNats,
   createLogger,
+  createMetrics,
   createPool,
   createReadiness,
   down,
@@ -20,12 +22,19 @@ import {
   serveHealth,
   up,
   watchNatsLink,
+  watchPools,
 } from "@steward/platform";
 import { createToolExecApi } from "@steward/proto";
 import { createDirectPublisher, createOutboxRelay } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { withPatience } from "./adapters/grpc/patient-tool-exec";
 import { selectProvider } from "./adapters/llm/select-provider";
+import { watchRunnerConsumer } from "./adapters/metrics/consumer-gauges";
+import { countRedeliveries } from "./adapters/metrics/delivery-metrics";
+import { watchOutbox } from "./adapters/metrics/outbox-gauges";
+import { runMetrics } from "./adapters/metrics/run-metrics";
+import { timedProvider } from "./adapters/metrics/timed-provider";
+import { timedToolExec } from "./adapters/metrics/timed-tool-exec";
 import { cancelWatcher } from "./adapters/nats/cancel-watch";
 import { startRunConsumer, type RunConsumer } from "./adapters/nats/consumer";
 import { killAt, noCrashPoints } from "./app/crash-points";
@@ -44,12 +53,16 @@ async function main(): Promise<void> {
   const tls = loadGrpcTls(config, "agent-runner");
   const natsAs = natsAuth(config, "agent-runner");
   const logger = createLogger("agent-runner", config.LOG_LEVEL);
-  const provider = selectProvider(config);
+  // Metrics are wrapped around the parts here, at the composition root; /metrics is on the health port.
+  const metrics = createMetrics("agent-runner");
+  const breakerState = breakerGauge(metrics);
+  const observer = runMetrics(metrics);
+  const provider = timedProvider(selectProvider(config, breakerState), metrics);
   if (provider.name === "scripted") logger.info("no LLM endpoint configured: using the scripted demo model");
   const names = busNames(config.STEWARD_NATS_NAMESPACE);
   const readiness = createReadiness();
   const starting = readiness.pending("start", "connecting to NATS, JetStream and tool-exec");
-  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT });
+  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT }, { metrics });
   logger.info({ health: health.url, runner_id: config.RUNNER_ID }, "listening");
 
   const shutdown = new AbortController();
@@ -67,10 +80,16 @@ async function main(): Promise<void> {
     onError: (err) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost"),
   });
   readiness.add("postgres", postgresCheck(pool));
-  // Outermost, patience: it must see the breaker's fast refusals as "nothing ran" and wait them out.
-  const toolExec = withPatience(withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR, grpcClientOptions(tls, "tool-exec")), { resetTimeoutMs: 2000 }), {
-    waitMs: config.RUNNER_TOOL_RETRY_MS,
+  watchPools(metrics, { main: pool });
+  watchOutbox(pool, metrics);
+  // Outermost, patience: it must see the breaker's fast refusals as "nothing ran" and wait them out. The timing
+  // wraps it all: a tool call's latency as the loop lives it. Tool names are known once tool-exec lists them.
+  const toolNames = new Set<string>();
+  const guarded = withToolExecBreaker(createToolExecApi(config.TOOL_EXEC_ADDR, grpcClientOptions(tls, "tool-exec")), {
+    resetTimeoutMs: 2000,
+    onState: (state) => breakerState("tool-exec", state),
   });
+  const toolExec = timedToolExec(withPatience(guarded, { waitMs: config.RUNNER_TOOL_RETRY_MS }), metrics, toolNames);
   readiness.add("tool-exec", channelCheck("tool-exec", () => toolExec.state()));
   let ncRef: Awaited<ReturnType<typeof connectNats>> | undefined;
   // Hand back what is in hand (nak, no delay), flush the outbox, close the pools: within 10 s.
@@ -103,6 +122,8 @@ async function main(): Promise<void> {
     logger,
     signal: shutdown.signal,
   });
+  for (const tool of tools) toolNames.add(tool.name);
+  watchRunnerConsumer({ nc, names }, metrics);
 
   // Event copies only: commands (a re-drive's included) are the gateway's to publish (its NATS user may, this one
   // may not), so they wait in the outbox for its relay.
@@ -118,7 +139,7 @@ async function main(): Promise<void> {
     await relay.stop();
   };
   const reaper = createReaper(
-    { pool, namespace: config.STEWARD_NATS_NAMESPACE, logger },
+    { pool, namespace: config.STEWARD_NATS_NAMESPACE, logger, observer },
     {
       intervalMs: config.RUNNER_REAPER_INTERVAL_MS,
       redriveAfterMs: config.RUNNER_REDRIVE_AFTER_MS,
@@ -151,6 +172,7 @@ async function main(): Promise<void> {
       publisher,
       publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
       crash: config.crashAt ? killAt(config.crashAt) : noCrashPoints,
+      observer,
     },
     {
       leaseMs: config.RUNNER_LEASE_MS,
@@ -159,7 +181,7 @@ async function main(): Promise<void> {
     },
   );
   if (shutdown.signal.aborted) return;
-  const running = await startRunConsumer({ nc, names, handle, logger, reprovision: provision }, { concurrency: config.RUNNER_CONCURRENCY });
+  const running = await startRunConsumer({ nc, names, handle: countRedeliveries(handle, metrics), logger, reprovision: provision }, { concurrency: config.RUNNER_CONCURRENCY });
   consumer = running;
   readiness.add("consumer", () => (running.attached() ? up : down("not attached to the runners' consumer")));
   stopPings = answerStatusPings(nc, names.statusPing, {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { ConfigError, commonConfig, env, grpcTlsConfig, natsAuthConfig, readConfig, testHooks, testHooksConfig } from "@steward/platform";
+import { ConfigError, commonConfig, env, grpcTlsConfig, healthConfig, natsAuthConfig, readConfig, testHooks, testHooksConfig } from "@steward/platform";
 
 /** The SSE keep-alive comment interval (ms); an idle-socket timeout must leave room for it. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
@@ -9,6 +9,8 @@ export const gatewayConfigSpec = {
   ...commonConfig,
   GATEWAY_PORT: env.port(8080),
   GATEWAY_HOST: env.string("127.0.0.1"),
+  /** The operator's port (HEALTH_HOST:HEALTH_PORT): /healthz, /readyz and /metrics, never on the public port's /metrics. */
+  ...healthConfig(8084),
   /** Time to receive a whole request, headers and body (ms). */
   GATEWAY_REQUEST_TIMEOUT_MS: env.int(1_000, 600_000, 30_000),
   /** A socket with no traffic either way is closed after this long (ms); must exceed the SSE keep-alive. */

@@ -5,6 +5,7 @@ import {
   channelCheck,
   connectNats,
   createLogger,
+  createMetrics,
   createPool,
   createReadiness,
   grpcClientOptions,
@@ -15,7 +16,9 @@ import {
   postgresCheck,
   provisionTopology,
   retryUntilUp,
+  serveHealth,
   watchNatsLink,
+  watchPools,
   type NatsConnection,
 } from "@steward/platform";
 import { createPolicyAdminApi, createPolicyDecisionApi } from "@steward/proto";
@@ -31,6 +34,7 @@ import { devSecretPath, readGatewayConfig } from "./config";
 import { createDeferredRunFeed } from "./adapters/nats/run-feed";
 import { createBusProbe } from "./adapters/nats/platform-probe";
 import { createRateLimits } from "./adapters/http/rate-limit/compose";
+import { instrumentHttp } from "./adapters/http/metrics-hooks";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -97,8 +101,13 @@ async function main(): Promise<void> {
       bus: createBusProbe(() => nc, names, { inboxPrefix: natsAs.inboxPrefix }),
     }),
   });
+  const metrics = createMetrics("gateway");
+  watchPools(metrics, { main: pool });
+  instrumentHttp(app, metrics);
   const address = await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
-  logger.info({ addr: address, health: address }, "listening");
+  // The operator's port: the same health answers as the public port's, and the metrics, which only it serves.
+  const ops = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT }, { metrics });
+  logger.info({ addr: address, health: ops.url }, "listening");
 
   let stopRelay: (() => Promise<void>) | undefined;
   let stopPings: (() => void) | undefined;
@@ -113,6 +122,7 @@ async function main(): Promise<void> {
     async () => pdp.close(),
     async () => policyAdmin.close(),
     () => pool.end(),
+    () => ops.close(),
   ]);
 
   const conn = await connectNats(config.NATS_URL, "steward-gateway", natsAs);

@@ -6,6 +6,7 @@ import {
   commonConfig,
   connectNats,
   createLogger,
+  createMetrics,
   createPool,
   createReadiness,
   env,
@@ -24,6 +25,7 @@ import {
   testHooks,
   testHooksConfig,
   watchNatsLink,
+  watchPools,
   type NatsConnection,
 } from "@steward/platform";
 import { composePolicyService, defaultPolicyDir } from "./app/compose";
@@ -55,18 +57,20 @@ async function main(): Promise<void> {
   const logger = createLogger("policy", config.LOG_LEVEL);
   const instance = `policy-${randomUUID().slice(0, 8)}`;
   const readiness = createReadiness();
-  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT });
+  const metrics = createMetrics("policy");
+  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT }, { metrics });
   const pool = createPool(config.DATABASE_URL, {
     applicationName: "steward-policy",
     max: config.PG_POOL_MAX,
     onError: (err) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost"),
   });
   readiness.add("postgres", postgresCheck(pool));
+  watchPools(metrics, { main: pool });
   const activations = deferredActivations(config.STEWARD_NATS_NAMESPACE, () =>
     logger.warn("NATS is not connected: other replicas will see the activation when their cached set ages out"),
   );
   const service = composePolicyService(
-    { pool, activations, policyDir: config.STEWARD_POLICY_DIR, logger },
+    { pool, activations, policyDir: config.STEWARD_POLICY_DIR, logger, metrics },
     { cacheTenants: config.POLICY_CACHE_TENANTS },
   );
   const port = await bindGrpc(service.server, config.POLICY_ADDR, grpcServerCredentials(tls));

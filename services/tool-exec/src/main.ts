@@ -3,6 +3,7 @@ import {
   channelCheck,
   commonConfig,
   createLogger,
+  createMetrics,
   createPool,
   createReadiness,
   env,
@@ -19,6 +20,7 @@ import {
   shutdownGrpc,
   testHooks,
   testHooksConfig,
+  watchPools,
 } from "@steward/platform";
 import { createPolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "./domain/registry";
@@ -36,6 +38,8 @@ import { createDeferredToolExecServer } from "./adapters/grpc/server";
 import { createInvokeHandler } from "./app/invoke-tool";
 import { requireRunOwner } from "./app/run-owner";
 import { createPgRunOwners } from "./adapters/pg/run-owners";
+import { withInvokeMetrics } from "./adapters/metrics/invoke-metrics";
+import { withPdpMetrics } from "./adapters/metrics/pdp-metrics";
 
 /**
  * Binds its port at once and answers UNAVAILABLE until its tools are ready (PostgreSQL reached, MCP servers
@@ -71,14 +75,16 @@ async function main(): Promise<void> {
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
   const readiness = createReadiness();
   const starting = readiness.pending("start", "waiting for PostgreSQL and the tools");
-  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT });
+  const metrics = createMetrics("tool-exec");
+  const health = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT }, { metrics });
   const onError = (err: Error) => logger.warn({ code: (err as { code?: string }).code }, "a PostgreSQL connection was lost");
   const dataset = createDatasetReaders(datasets, { rowLimit: config.DATASET_ROW_LIMIT, timeoutMs: config.DATASET_STATEMENT_TIMEOUT_MS });
   const pool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec", max: config.PG_POOL_MAX, onError });
   // The idempotency locks get their own pool: a held lock must never wait for a client a tool needs.
   const lockPool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec-locks", max: config.PG_POOL_MAX, onError });
   readiness.add("postgres", postgresCheck(pool));
-  const pdp = createPolicyDecisionApi(config.POLICY_ADDR, grpcClientOptions(tls, "policy"));
+  watchPools(metrics, { main: pool, locks: lockPool });
+  const pdp = withPdpMetrics(createPolicyDecisionApi(config.POLICY_ADDR, grpcClientOptions(tls, "policy")), metrics);
   readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
   const deferred = createDeferredToolExecServer(logger);
   const port = await bindGrpc(deferred.server, config.TOOL_EXEC_ADDR, grpcServerCredentials(tls));
@@ -102,7 +108,8 @@ async function main(): Promise<void> {
   const extra = hooks ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
   const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool), readers: dataset }), ...mcp.tools, ...extra]);
   // A call must name a run of its tenant and user before the PDP is even asked (SPEC §10).
-  const invoke = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
+  const owned = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
+  const invoke = withInvokeMetrics(owned, metrics, new Set(registry.list().map((t) => t.name)));
   deferred.attach({ registry, invoke, logger });
   starting.done();
   logger.info({ tools: registry.list().map((t) => t.name), datasets: datasets.map((d) => d.name) }, "ready");

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { Metrics } from "../metrics/registry";
 import type { Readiness } from "./readiness";
 
 export interface HealthServer {
@@ -7,11 +8,16 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+export interface HealthServeOptions {
+  /** Served as Prometheus text on `/metrics` (the operator's port, never a public one); without it, 404. */
+  readonly metrics?: Metrics;
+}
+
 /**
- * `/healthz` (200 while the process lives) and `/readyz` (200 when every check passes, else 503 with the
- * reasons) on their own port, for the services whose main port is not HTTP.
+ * `/healthz` (200 while the process lives), `/readyz` (200 when every check passes, else 503 with the
+ * reasons) and `/metrics` on their own port, for the services whose main port is not HTTP.
  */
-export function serveHealth(readiness: Readiness, address: { host: string; port: number }): Promise<HealthServer> {
+export function serveHealth(readiness: Readiness, address: { host: string; port: number }, options: HealthServeOptions = {}): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     const send = (status: number, body: unknown) => {
@@ -24,6 +30,17 @@ export function serveHealth(readiness: Readiness, address: { host: string; port:
       readiness.report().then(
         (r) => send(r.ready ? 200 : 503, { status: r.ready ? "ready" : "not ready", reasons: r.reasons, checks: r.checks }),
         () => send(503, { status: "not ready", reasons: ["readiness could not be determined"] }),
+      );
+      return;
+    }
+    if (path === "/metrics" && options.metrics) {
+      const metrics = options.metrics;
+      metrics.text().then(
+        (text) => {
+          res.writeHead(200, { "content-type": metrics.contentType, "cache-control": "no-store" });
+          res.end(req.method === "HEAD" ? undefined : text);
+        },
+        () => send(500, { status: "metrics could not be collected" }),
       );
       return;
     }

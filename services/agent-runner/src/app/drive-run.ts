@@ -9,6 +9,7 @@ import { callsToCompact, estimateTokens } from "../domain/compaction";
 import { outputCeiling } from "../domain/output-ceiling";
 import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../domain/tool-catalog";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
+import { stepClock, type DriveObserver } from "./drive-observer";
 import type { DriveOutcome, RunContext } from "./run-context";
 import { invokeTool } from "./invoke-tool";
 import { logDecision } from "./log-decision";
@@ -32,6 +33,8 @@ export interface DriveDeps {
   readonly watchCancel?: (runId: string, onCancel: () => void) => () => void;
   /** Test hooks; production uses none. */
   readonly crash?: CrashPoints;
+  /** Hears committed events and step durations (the metrics); none by default. */
+  readonly observer?: DriveObserver;
 }
 
 /** The longest delay setTimeout honours, ms. */
@@ -102,6 +105,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       publishDirect: direct,
     });
     if (direct) deps.publisher!.publish(ctx.runId, result.direct);
+    deps.observer?.committed(more);
     events.push(...result.events);
     state = result.state;
   };
@@ -168,6 +172,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     return { observation: { kind: "tool_outcome", result: outcome.event }, replayed: outcome.replayed };
   }
 
+  const steps = stepClock(deps.observer);
   let observation: Observation = { kind: "nothing" };
   let toolExecCall: { callId: string; replayed: boolean } | undefined;
   try {
@@ -194,15 +199,19 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       const effect = decision.effect;
       switch (effect.kind) {
         case "finished":
+          steps.end();
           return { kind: "finished" };
         case "wait_for_user":
+          steps.end();
           return { kind: "waiting" };
         case "retry_later":
+          steps.end();
           return { kind: "retry", afterMs: effect.afterMs };
         case "decide_again":
           break;
         case "call_model": {
           crash.reached("before_model");
+          steps.begin(effect.stepNo);
           const compaction = windowCompaction(effect.stepNo);
           if (compaction) {
             observation = compaction;

@@ -1,4 +1,4 @@
-import { Limits, foldRun, nowMicros, parseMicros } from "@steward/contract";
+import { Limits, foldRun, nowMicros, parseMicros, type RunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
 import {
   admitDeferred,
@@ -10,6 +10,7 @@ import {
   tenantsWithDeferredRuns,
 } from "@steward/store";
 import { overdueFailure } from "../domain/overdue";
+import type { DriveObserver } from "./drive-observer";
 
 export interface ReaperOptions {
   /** How often the reaper looks, in ms. Default 60 000. */
@@ -37,7 +38,10 @@ export interface Reaper {
  * whose commands were all lost still ends. Several runners may sweep at once; optimistic concurrency lets
  * exactly one append win.
  */
-export function createReaper(deps: { pool: Pool; namespace: string; logger: Logger }, options: ReaperOptions = {}): Reaper {
+export function createReaper(
+  deps: { pool: Pool; namespace: string; logger: Logger; observer?: Pick<DriveObserver, "committed"> },
+  options: ReaperOptions = {},
+): Reaper {
   const intervalMs = options.intervalMs ?? 60_000;
   const redriveAfterMs = options.redriveAfterMs ?? 30_000;
   const redriveIntervalMs = options.redriveIntervalMs ?? 5000;
@@ -51,14 +55,10 @@ export function createReaper(deps: { pool: Pool; namespace: string; logger: Logg
     // Judged again from the run's events (the projection only nominated it), by the loop's own rule.
     const error = overdueFailure(state, parseMicros(nowMicros()), askWaitMicros);
     if (!error) return false;
+    const events: RunEvent[] = [{ type: "run.failed", data: { error, finished_at: nowMicros() } }];
     try {
-      await appendRunEvents(deps.pool, {
-        runId,
-        tenantId,
-        state,
-        events: [{ type: "run.failed", data: { error, finished_at: nowMicros() } }],
-        namespace: deps.namespace,
-      });
+      await appendRunEvents(deps.pool, { runId, tenantId, state, events, namespace: deps.namespace });
+      deps.observer?.committed(events);
       return true;
     } catch (err) {
       if (err instanceof ConcurrencyError) return false;

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { grpc, Logger, Pool } from "@steward/platform";
+import type { grpc, Logger, Metrics, Pool } from "@steward/platform";
 import { createCedarEngine } from "../adapters/cedar/engine";
 import { createPgPolicyFacts } from "../adapters/pg/facts";
 import { createPgPolicySetStore } from "../adapters/pg/policy-sets";
 import { createPgDecisionLog } from "../adapters/pg/decision-log";
 import { createPgElevations } from "../adapters/pg/elevations";
 import { createPolicyGrpcServer } from "../adapters/grpc/server";
+import { withDecisionMetrics } from "../adapters/metrics/decision-metrics";
 import { createActiveSets } from "./active-sets";
 import { createPolicyAdmin } from "./admin";
 import { createDecisionHandler } from "./decide-request";
@@ -26,7 +27,7 @@ export interface Activations {
  * service does not start), the PDP, its administration, and the activation listener.
  */
 export function composePolicyService(
-  deps: { pool: Pool; activations: Activations; policyDir: string; logger: Logger },
+  deps: { pool: Pool; activations: Activations; policyDir: string; logger: Logger; metrics?: Metrics },
   options: { cacheTenants?: number } = {},
 ): {
   server: grpc.Server;
@@ -44,7 +45,8 @@ export function composePolicyService(
   const sets = createActiveSets({ store, engine, defaultSet, defaultText }, { maxTenants: cacheTenants });
   const stopListening = deps.activations.listen((tenantId) => sets.invalidate(tenantId));
   const log = createPgDecisionLog(deps.pool);
-  const handle = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });
+  const decide = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });
+  const handle = deps.metrics ? withDecisionMetrics(decide, deps.metrics) : decide;
   const admin = createPolicyAdmin({
     store,
     engine,

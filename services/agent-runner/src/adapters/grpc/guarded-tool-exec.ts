@@ -1,6 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import CircuitBreaker from "opossum";
 import type { InvokeRequest, InvokeResponse, ToolExecApi, CallOptions } from "@steward/proto";
+import { reportBreakerStates, type BreakerStateName } from "../breaker-states";
 
 /** Transport failures say tool-exec is unhealthy; an answer with a status about the request does not. */
 function isTransportFailure(err: unknown): boolean {
@@ -12,7 +13,10 @@ function isTransportFailure(err: unknown): boolean {
  * An opossum breaker around tool-exec, shared by every run of this runner: while tool-exec keeps failing,
  * calls fail fast (the run is retried on a later delivery) instead of each waiting for its own timeout.
  */
-export function withToolExecBreaker(api: ToolExecApi, options: { resetTimeoutMs?: number; volumeThreshold?: number } = {}): ToolExecApi {
+export function withToolExecBreaker(
+  api: ToolExecApi,
+  options: { resetTimeoutMs?: number; volumeThreshold?: number; onState?: (state: BreakerStateName) => void } = {},
+): ToolExecApi {
   const breaker = new CircuitBreaker((req: InvokeRequest, opts: CallOptions) => api.invoke(req, opts), {
     timeout: false,
     errorThresholdPercentage: 50,
@@ -20,6 +24,7 @@ export function withToolExecBreaker(api: ToolExecApi, options: { resetTimeoutMs?
     resetTimeout: options.resetTimeoutMs ?? 10_000,
     errorFilter: (err: unknown) => !isTransportFailure(err),
   });
+  reportBreakerStates(breaker, options.onState);
   return {
     listTools: (opts) => api.listTools(opts),
     invoke: (req, opts = {}) => breaker.fire(req, opts) as Promise<InvokeResponse>,

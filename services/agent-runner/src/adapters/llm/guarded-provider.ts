@@ -1,4 +1,5 @@
 import CircuitBreaker from "opossum";
+import { reportBreakerStates, type BreakerStateName } from "../breaker-states";
 import { ModelUnavailableError, type ModelAnswer, type ModelProvider, type ModelRequest } from "../../domain/model";
 
 export interface BreakerOptions {
@@ -8,6 +9,8 @@ export interface BreakerOptions {
   volumeThreshold?: number;
   /** How long the breaker stays open before a trial call, in ms. Default 30 000. */
   resetTimeoutMs?: number;
+  /** Told the breaker's state at once and at each change (for the metrics). */
+  onState?: (state: BreakerStateName) => void;
 }
 
 /**
@@ -24,6 +27,7 @@ export function withBreaker(provider: ModelProvider, options: BreakerOptions = {
     // Only the provider being unavailable counts against it; a bug of ours is not the provider's fault.
     errorFilter: (err: unknown) => !(err instanceof ModelUnavailableError),
   });
+  reportBreakerStates(breaker, options.onState);
   return {
     name: provider.name,
     async complete(request): Promise<ModelAnswer> {

@@ -1,5 +1,6 @@
 import type { StewardEnv } from "@steward/platform";
 import type { ModelProvider } from "../../domain/model";
+import type { BreakerStateName } from "../breaker-states";
 import { withBreaker } from "./guarded-provider";
 import { createOpenAiProvider } from "./openai-provider";
 import { createProviderChain } from "./provider-chain";
@@ -22,8 +23,12 @@ export class ScriptedProviderRefusedError extends Error {
   }
 }
 
-/** The configured provider chain, or the scripted demo model when no endpoint is set (development/test only). */
-export function selectProvider(config: LlmConfig): ModelProvider {
+/**
+ * The configured provider chain, or the scripted demo model when no endpoint is set (development/test only).
+ * `onBreakerState` hears each profile's breaker (named `llm-<profile>`) change state.
+ */
+export function selectProvider(config: LlmConfig, onBreakerState?: (breaker: string, state: BreakerStateName) => void): ModelProvider {
+  const observe = (profile: string) => (onBreakerState ? { onState: (state: BreakerStateName) => onBreakerState(`llm-${profile}`, state) } : {});
   if (!config.LLM_BASE_URL) {
     if (config.STEWARD_ENV === "staging" || config.STEWARD_ENV === "production") {
       throw new ScriptedProviderRefusedError(config.STEWARD_ENV);
@@ -31,7 +36,10 @@ export function selectProvider(config: LlmConfig): ModelProvider {
     return createScriptedProvider();
   }
   const providers = [
-    withBreaker(createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: config.LLM_MODEL ?? "gpt-4o-mini" })),
+    withBreaker(
+      createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: config.LLM_MODEL ?? "gpt-4o-mini" }),
+      observe("primary"),
+    ),
   ];
   if (config.LLM_FALLBACK_BASE_URL) {
     providers.push(
@@ -40,7 +48,7 @@ export function selectProvider(config: LlmConfig): ModelProvider {
         baseUrl: config.LLM_FALLBACK_BASE_URL,
         apiKey: config.LLM_FALLBACK_API_KEY ?? "",
         model: config.LLM_FALLBACK_MODEL ?? config.LLM_MODEL ?? "gpt-4o-mini",
-      })),
+      }), observe("fallback")),
     );
   }
   return createProviderChain(providers);

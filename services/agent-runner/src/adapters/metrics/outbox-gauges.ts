@@ -1,0 +1,56 @@
+import { metricCatalog, type Metrics, type Pool } from "@steward/platform";
+import { atMostEvery } from "./throttle";
+
+/**
+ * One cheap statement (the pending rows through the outbox_pending partial index; the rows published since
+ * the last poll through the primary key from the lowest id then pending): the backlog, the age of its
+ * oldest row, and each newly published row's lag from commit to publish.
+ */
+const POLL = `
+WITH pending AS (
+  SELECT min(id) AS low, count(*)::int AS n, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest
+    FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL)
+SELECT p.n, p.oldest, coalesce(p.low, (SELECT coalesce(max(id), 0) + 1 FROM outbox)) AS low, clock_timestamp()::text AS at,
+       ARRAY(SELECT extract(epoch FROM o.published_at - o.created_at)::float8 FROM outbox o
+              WHERE $1::bigint IS NOT NULL AND o.id >= $1::bigint AND o.published_at > $2::timestamptz
+              ORDER BY o.id LIMIT $3) AS lags
+  FROM pending p`;
+
+/** Lags sampled per poll at most; a burst beyond it is under-sampled, never a slow statement. */
+const maxSamples = 5000;
+
+/**
+ * The outbox backlog, its oldest row's age and the publish lag, polled at scrape time at most every
+ * `minIntervalMs` (default 5000): never a query on a run's path. The table is shared, so every runner sees
+ * the same rows: aggregate with max, not sum. A row committed while a poll runs may be missed by the lag
+ * sample (it is a sample).
+ */
+export function watchOutbox(pool: Pool, metrics: Metrics, options: { minIntervalMs?: number } = {}): void {
+  let since: { low: string; at: string } | null = null;
+  const poll = atMostEvery(options.minIntervalMs ?? 5000, async () => {
+    try {
+      const { rows } = await pool.query<{ n: number; oldest: number | null; low: string; at: string; lags: number[] }>(POLL, [
+        since?.low ?? null,
+        since?.at ?? null,
+        maxSamples,
+      ]);
+      const r = rows[0];
+      for (const seconds of r.lags) lag.observe({}, Math.max(0, seconds));
+      since = { low: r.low, at: r.at };
+      return { backlog: r.n, oldest: r.oldest ?? 0 };
+    } catch {
+      return null; // PostgreSQL away: the gauges are absent until it answers
+    }
+  });
+  const lag = metrics.histogram(metricCatalog.outboxPublishLag, async () => void (await poll()));
+  metrics.gauge(metricCatalog.outboxBacklog, async (gauge) => {
+    const seen = await poll();
+    gauge.reset();
+    if (seen) gauge.set({}, seen.backlog);
+  });
+  metrics.gauge(metricCatalog.outboxOldestAge, async (gauge) => {
+    const seen = await poll();
+    gauge.reset();
+    if (seen) gauge.set({}, seen.oldest);
+  });
+}

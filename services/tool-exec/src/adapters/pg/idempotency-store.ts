@@ -99,9 +99,7 @@ export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
       try {
         row = await open(client, runId, fingerprint);
       } catch (err) {
-        settled = true;
-        if (!isQueryTimeout(err)) await client.query("ROLLBACK").catch(() => undefined);
-        releaseClient(client, err);
+        await end(isQueryTimeout(err) ? null : "ROLLBACK", err).catch(() => undefined);
         throw err;
       }
       return {

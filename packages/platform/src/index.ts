@@ -52,3 +52,6 @@ export {
 export { watchPools, type PoolCounts } from "./metrics/pg-pool";
 export { breakerGauge, type BreakerState } from "./metrics/breaker-gauge";
 export { parseExposition, sampleValue, type Sample } from "./metrics/exposition";
+export { startTracing, type Tracing, type TracingOptions } from "./tracing/start-tracing";
+export { tracingConfig, readTracingConfig, tracesUrl, type TracingConfig } from "./tracing/tracing-config";
+export { inSpan, startSpan, failSpan, traceparentFor, tracingOn, SpanKind, type Span, type Attributes, type StartOptions } from "./tracing/spans";

@@ -20,6 +20,7 @@ import {
   provisionTopology,
   retryUntilUp,
   serveHealth,
+  startTracing,
   up,
   watchNatsLink,
   watchPools,
@@ -28,13 +29,16 @@ import { createToolExecApi } from "@steward/proto";
 import { createDirectPublisher, createOutboxRelay } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { withPatience } from "./adapters/grpc/patient-tool-exec";
-import { selectProvider } from "./adapters/llm/select-provider";
+import { modelsOf, selectProvider } from "./adapters/llm/select-provider";
 import { watchRunnerConsumer } from "./adapters/metrics/consumer-gauges";
 import { countRedeliveries } from "./adapters/metrics/delivery-metrics";
 import { watchOutbox } from "./adapters/metrics/outbox-gauges";
 import { runMetrics } from "./adapters/metrics/run-metrics";
 import { timedProvider } from "./adapters/metrics/timed-provider";
 import { timedToolExec } from "./adapters/metrics/timed-tool-exec";
+import { tracedHandler } from "./adapters/tracing/traced-handler";
+import { tracedProvider } from "./adapters/tracing/traced-provider";
+import { tracedToolExec } from "./adapters/tracing/traced-tool-exec";
 import { cancelWatcher } from "./adapters/nats/cancel-watch";
 import { startRunConsumer, type RunConsumer } from "./adapters/nats/consumer";
 import { killAt, noCrashPoints } from "./app/crash-points";
@@ -53,11 +57,16 @@ async function main(): Promise<void> {
   const tls = loadGrpcTls(config, "agent-runner");
   const natsAs = natsAuth(config, "agent-runner");
   const logger = createLogger("agent-runner", config.LOG_LEVEL);
+  // Spans are wrapped around the same parts as the metrics; without an OTLP endpoint they are no-ops.
+  const tracing = startTracing("agent-runner");
   // Metrics are wrapped around the parts here, at the composition root; /metrics is on the health port.
   const metrics = createMetrics("agent-runner");
   const breakerState = breakerGauge(metrics);
   const observer = runMetrics(metrics);
-  const provider = timedProvider(selectProvider(config, breakerState), metrics);
+  const provider = tracedProvider(timedProvider(selectProvider(config, breakerState), metrics), {
+    ...modelsOf(config),
+    scripted: "scripted",
+  });
   if (provider.name === "scripted") logger.info("no LLM endpoint configured: using the scripted demo model");
   const names = busNames(config.STEWARD_NATS_NAMESPACE);
   const readiness = createReadiness();
@@ -89,7 +98,7 @@ async function main(): Promise<void> {
     resetTimeoutMs: 2000,
     onState: (state) => breakerState("tool-exec", state),
   });
-  const toolExec = timedToolExec(withPatience(guarded, { waitMs: config.RUNNER_TOOL_RETRY_MS }), metrics, toolNames);
+  const toolExec = tracedToolExec(timedToolExec(withPatience(guarded, { waitMs: config.RUNNER_TOOL_RETRY_MS }), metrics, toolNames), toolNames);
   readiness.add("tool-exec", channelCheck("tool-exec", () => toolExec.state()));
   let ncRef: Awaited<ReturnType<typeof connectNats>> | undefined;
   // Hand back what is in hand (nak, no delay), flush the outbox, close the pools: within 10 s.
@@ -102,6 +111,7 @@ async function main(): Promise<void> {
     async () => stopRelay?.(),
     async () => ncRef?.drain(),
     async () => toolExec.close(),
+    () => tracing.shutdown(),
     () => pool.end(),
     () => health.close(),
   ]);
@@ -181,7 +191,7 @@ async function main(): Promise<void> {
     },
   );
   if (shutdown.signal.aborted) return;
-  const running = await startRunConsumer({ nc, names, handle: countRedeliveries(handle, metrics), logger, reprovision: provision }, { concurrency: config.RUNNER_CONCURRENCY });
+  const running = await startRunConsumer({ nc, names, handle: countRedeliveries(tracedHandler(handle, { subject: names.runRequested, consumer: names.runnerConsumer }), metrics), logger, reprovision: provision }, { concurrency: config.RUNNER_CONCURRENCY });
   consumer = running;
   readiness.add("consumer", () => (running.attached() ? up : down("not attached to the runners' consumer")));
   stopPings = answerStatusPings(nc, names.statusPing, {

@@ -22,6 +22,7 @@ import {
   readConfig,
   serveHealth,
   shutdownGrpc,
+  startTracing,
   testHooks,
   testHooksConfig,
   watchNatsLink,
@@ -55,6 +56,8 @@ async function main(): Promise<void> {
   const tls = loadGrpcTls(config, "policy");
   const natsAs = natsAuth(config, "policy");
   const logger = createLogger("policy", config.LOG_LEVEL);
+  // Each decision is a span (adapters/tracing) when an OTLP endpoint is set; otherwise nothing is started.
+  const tracing = startTracing("policy");
   const instance = `policy-${randomUUID().slice(0, 8)}`;
   const readiness = createReadiness();
   const metrics = createMetrics("policy");
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
     () => shutdownGrpc(service.server),
     async () => service.close(),
     async () => nc?.drain(),
+    () => tracing.shutdown(),
     () => pool.end(),
     () => health.close(),
   ]);

@@ -18,6 +18,7 @@ import {
   retryUntilUp,
   serveHealth,
   shutdownGrpc,
+  startTracing,
   testHooks,
   testHooksConfig,
   watchPools,
@@ -40,6 +41,8 @@ import { requireRunOwner } from "./app/run-owner";
 import { createPgRunOwners } from "./adapters/pg/run-owners";
 import { withInvokeMetrics } from "./adapters/metrics/invoke-metrics";
 import { withPdpMetrics } from "./adapters/metrics/pdp-metrics";
+import { tracedInvoke } from "./adapters/tracing/traced-invoke";
+import { tracedPdp } from "./adapters/tracing/traced-pdp";
 
 /**
  * Binds its port at once and answers UNAVAILABLE until its tools are ready (PostgreSQL reached, MCP servers
@@ -73,6 +76,8 @@ async function main(): Promise<void> {
   // the datasets database beside the application's, read as steward_reader.
   const datasets = parseDatasets(config, config.DATABASE_URL);
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
+  // Spans are wrapped around the same parts as the metrics; without an OTLP endpoint they are no-ops.
+  const tracing = startTracing("tool-exec");
   const readiness = createReadiness();
   const starting = readiness.pending("start", "waiting for PostgreSQL and the tools");
   const metrics = createMetrics("tool-exec");
@@ -84,7 +89,7 @@ async function main(): Promise<void> {
   const lockPool = createPool(config.DATABASE_URL, { applicationName: "steward-tool-exec-locks", max: config.PG_POOL_MAX, onError });
   readiness.add("postgres", postgresCheck(pool));
   watchPools(metrics, { main: pool, locks: lockPool });
-  const pdp = withPdpMetrics(createPolicyDecisionApi(config.POLICY_ADDR, grpcClientOptions(tls, "policy")), metrics);
+  const pdp = tracedPdp(withPdpMetrics(createPolicyDecisionApi(config.POLICY_ADDR, grpcClientOptions(tls, "policy")), metrics));
   readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
   const deferred = createDeferredToolExecServer(logger);
   const port = await bindGrpc(deferred.server, config.TOOL_EXEC_ADDR, grpcServerCredentials(tls));
@@ -98,6 +103,7 @@ async function main(): Promise<void> {
     async () => pdp.close(),
     () => closeMcp(),
     () => dataset.close(),
+    () => tracing.shutdown(),
     () => lockPool.end(),
     () => pool.end(),
     () => health.close(),
@@ -109,7 +115,8 @@ async function main(): Promise<void> {
   const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool), readers: dataset }), ...mcp.tools, ...extra]);
   // A call must name a run of its tenant and user before the PDP is even asked (SPEC §10).
   const owned = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
-  const invoke = withInvokeMetrics(owned, metrics, new Set(registry.list().map((t) => t.name)));
+  const registered = new Set(registry.list().map((t) => t.name));
+  const invoke = tracedInvoke(withInvokeMetrics(owned, metrics, registered), registered);
   deferred.attach({ registry, invoke, logger });
   starting.done();
   logger.info({ tools: registry.list().map((t) => t.name), datasets: datasets.map((d) => d.name) }, "ready");

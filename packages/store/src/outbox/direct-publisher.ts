@@ -2,7 +2,8 @@ import type pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "@steward/platform";
-import { publishRow, type OutboxRow } from "./outbox-row";
+import type { OutboxRow } from "./outbox-row";
+import { publishTraced } from "./publish-span";
 
 export interface DirectPublisherOptions {
   /** Published rows are marked in one statement per this many ms (or per `markBatch` rows). Default 50. */
@@ -72,7 +73,7 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     for (const row of rows) {
       if (broken.has(runId)) return;
       try {
-        await publishRow(js, row);
+        await publishTraced(js, row);
       } catch (err) {
         broken.add(runId);
         deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: row.id }, "direct publish failed; the relays publish the run's rows");

@@ -2,7 +2,8 @@ import pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { isQueryTimeout, releaseClient, type Logger } from "@steward/platform";
-import { publishRow, type OutboxRow } from "./outbox-row";
+import type { OutboxRow } from "./outbox-row";
+import { publishTraced } from "./publish-span";
 import { classifyPublishError } from "./publish-failure";
 import { settleBatch, type RefusedRow } from "./settle-batch";
 
@@ -118,7 +119,7 @@ export function createOutboxRelay(
       claimed = rows.length;
       if (rows.length > 0) {
         // Sent in row order on one connection, so JetStream stores them in that order.
-        const results = await Promise.allSettled(rows.map((row) => publishRow(js, row)));
+        const results = await Promise.allSettled(rows.map((row) => publishTraced(js, row)));
         const settled = settleBatch(
           rows.map((row, i) => {
             const r = results[i];

@@ -82,7 +82,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   // A re-driven command may lack the elevation reference; the run's first event has it.
   const ctx: RunContext = { ...delivered, elevationSessionId: delivered.elevationSessionId ?? state.elevation_session_id ?? undefined };
   const catalog = catalogOf(deps.tools);
-  const log = deps.logger.child({ run_id: ctx.runId, trace_id: traceIdOf(ctx.traceparent) });
+  const log = deps.logger.child({ run_id: ctx.runId, tenant_id: ctx.tenantId, trace_id: traceIdOf(ctx.traceparent) });
   const decideAt = () => ({ now: parseMicros(nowMicros()), catalog, runnerId: deps.runnerId });
 
   // A cancellation aborts the model call in flight; the loop then reloads and finds the request.

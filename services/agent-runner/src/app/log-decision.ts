@@ -5,6 +5,7 @@ import type { Logger } from "@steward/platform";
  * One info line per event that changes what an operator would look for (no prompt, answer or result text):
  * the run's start and end, each model step, each tool step, pauses for the user. `toolExecCall` names the
  * call whose result came from tool-exec in this decision, and whether tool-exec answered it from its record.
+ * `log` is the run's child logger: every line also carries `run_id`, `tenant_id` and `trace_id`.
  */
 export function logDecision(log: Logger, events: readonly RunEvent[], toolExecCall?: { callId: string; replayed: boolean }): void {
   for (const e of events) {

@@ -23,6 +23,12 @@ export class ScriptedProviderRefusedError extends Error {
   }
 }
 
+/** The model each profile asks for: the configured names, or the default. */
+export function modelsOf(config: LlmConfig): { readonly primary: string; readonly fallback: string } {
+  const primary = config.LLM_MODEL ?? "gpt-4o-mini";
+  return { primary, fallback: config.LLM_FALLBACK_MODEL ?? primary };
+}
+
 /**
  * The configured provider chain, or the scripted demo model when no endpoint is set (development/test only).
  * `onBreakerState` hears each profile's breaker (named `llm-<profile>`) change state.
@@ -37,7 +43,7 @@ export function selectProvider(config: LlmConfig, onBreakerState?: (breaker: str
   }
   const providers = [
     withBreaker(
-      createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: config.LLM_MODEL ?? "gpt-4o-mini" }),
+      createOpenAiProvider({ name: "primary", baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY ?? "", model: modelsOf(config).primary }),
       observe("primary"),
     ),
   ];
@@ -47,7 +53,7 @@ export function selectProvider(config: LlmConfig, onBreakerState?: (breaker: str
         name: "fallback",
         baseUrl: config.LLM_FALLBACK_BASE_URL,
         apiKey: config.LLM_FALLBACK_API_KEY ?? "",
-        model: config.LLM_FALLBACK_MODEL ?? config.LLM_MODEL ?? "gpt-4o-mini",
+        model: modelsOf(config).fallback,
       }), observe("fallback")),
     );
   }

@@ -2,6 +2,7 @@ import { allowPeers, createGrpcServer, grpc, grpcError, type Logger, type PeerRu
 import { PolicyAdminService, PolicyDecisionService, type PolicyDecisionServer } from "@steward/proto";
 import type { DecisionHandler } from "../../app/decide-request";
 import type { PolicyAdmin } from "../../app/admin";
+import { tracedDecision } from "../tracing/decision-span";
 import { policyAdminService } from "./admin-service";
 
 /** The PolicyDecision service. Malformed requests are INVALID_ARGUMENT; other failures UNKNOWN. */
@@ -13,14 +14,16 @@ function policyDecisionService(handle: DecisionHandler, logger: Logger): PolicyD
         callback(grpcError(grpc.status.INVALID_ARGUMENT, "principal.tenant_id, principal.user_id and action are required"));
         return;
       }
-      handle({
+      const traceparent = call.metadata.get("traceparent")[0];
+      const query = {
         tenantId: req.principal.tenantId,
         userId: req.principal.userId,
         tokenRoles: req.principal.rolesFromToken ? req.principal.roles : null,
         action: req.action,
         resource: { type: req.resource?.type ?? "", id: req.resource?.id ?? "" },
         context: req.context,
-      })
+      };
+      tracedDecision(handle, query, typeof traceparent === "string" ? traceparent : undefined)
         .then((d) => callback(null, { permit: d.permit, code: d.code, reasons: [...d.reasons], policyIds: [...d.policyIds] }))
         .catch((err: unknown) => {
           logger.error({ err }, "decision failed");

@@ -31,6 +31,10 @@ describe("the gateway's OpenAPI document, against the running gateway", () => {
     const page = await fetch(`${platform.gatewayUrl}/docs/`);
     expect([page.status, page.headers.get("content-type")]).toEqual([200, expect.stringMatching(/^text\/html/)]);
     expect(await page.text()).toContain("swagger-ui");
+    // The development sign-in is documented, and outside development (here STEWARD_ENV=test) it answers 404.
+    expect(Object.keys(document.paths)).toContain("/v1/dev/sign-in");
+    const signIn = await fetch(`${platform.gatewayUrl}/v1/dev/sign-in`, { method: "POST" });
+    expect([signIn.status, ((await signIn.json()) as { code: number }).code]).toEqual([404, 10050]);
   });
 
   it("answers the runs routes as documented: create, read, list, events, controls and their refusals", async () => {

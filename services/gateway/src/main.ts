@@ -17,6 +17,7 @@ import {
   provisionTopology,
   retryUntilUp,
   serveHealth,
+  startTracing,
   watchNatsLink,
   watchPools,
   type NatsConnection,
@@ -35,6 +36,8 @@ import { createDeferredRunFeed } from "./adapters/nats/run-feed";
 import { createBusProbe } from "./adapters/nats/platform-probe";
 import { createRateLimits } from "./adapters/http/rate-limit/compose";
 import { instrumentHttp } from "./adapters/http/metrics-hooks";
+import { traceHttp } from "./adapters/http/tracing-hooks";
+import { devSignInFromEnvironment } from "./adapters/http/routes/dev-sign-in";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -45,6 +48,8 @@ async function main(): Promise<void> {
   const tls = loadGrpcTls(config, "gateway");
   const natsAs = natsAuth(config, "gateway");
   const logger = createLogger("gateway", config.LOG_LEVEL);
+  // One span per request (tracing-hooks.ts) and per outbox publish when an OTLP endpoint is set; else nothing.
+  const tracing = startTracing("gateway");
   const names = busNames(config.STEWARD_NATS_NAMESPACE);
   const instance = `gateway-${randomUUID().slice(0, 8)}`;
   const pool = createPool(config.DATABASE_URL, {
@@ -80,6 +85,8 @@ async function main(): Promise<void> {
   });
   const app = buildApp({
     logger,
+    // Decided once, at boot: on only in development (or a suite that asks for it), never with a JWKS issuer.
+    devSignIn: devSignInFromEnvironment(process.env),
     http: {
       requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS,
       connectionTimeoutMs: config.GATEWAY_CONNECTION_TIMEOUT_MS,
@@ -104,6 +111,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics("gateway");
   watchPools(metrics, { main: pool });
   instrumentHttp(app, metrics);
+  traceHttp(app);
   const address = await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
   // The operator's port: the same health answers as the public port's, and the metrics, which only it serves.
   const ops = await serveHealth(readiness, { host: config.HEALTH_HOST, port: config.HEALTH_PORT }, { metrics });
@@ -121,6 +129,7 @@ async function main(): Promise<void> {
     async () => nc?.drain(),
     async () => pdp.close(),
     async () => policyAdmin.close(),
+    () => tracing.shutdown(),
     () => pool.end(),
     () => ops.close(),
   ]);

@@ -69,9 +69,11 @@ describe("the gateway's OpenAPI document", () => {
       ["400", "401", "403", "429", "500", "503"].some((s) => op.responses[s]?.content?.["application/problem+json"]?.schema?.$ref !== `#/components/schemas/Problem${s}`),
     );
     expect(missing.map((m) => m.route)).toEqual([]);
-    // The probes and the reference are the only public routes.
+    // The probes and the development sign-in (404 outside development) are the only public operations; the
+    // reference and the web console's static files are public too, but they are pages, not operations: hidden.
     const publicRoutes = Object.entries(document.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => !op.security).map(([m]) => `${m} ${path}`));
-    expect(publicRoutes.sort()).toEqual(["get /healthz", "get /readyz"]);
+    expect(publicRoutes.sort()).toEqual(["get /healthz", "get /readyz", "post /v1/dev/sign-in"]);
+    expect(Object.keys(document.paths).filter((p) => p.startsWith("/console"))).toEqual([]);
   });
 
   it("lists every problem code with its status (SPEC §7 and the HTTP additions)", () => {

@@ -15,8 +15,9 @@ import { registerDatasetRoutes } from "./routes/datasets";
 import { registerProbeRoutes } from "./routes/probes";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
+import { registerConsoleRoutes, type ConsoleRoutesDeps } from "./routes/console";
 
-export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps {
+export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;
@@ -62,6 +63,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerKnowledgeRoutes(api, deps);
     registerMemberRoutes(api, deps);
     registerDatasetRoutes(api, deps);
+    registerConsoleRoutes(api, deps);
   });
   return app;
 }

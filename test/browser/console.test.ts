@@ -1,0 +1,222 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { addDocument } from "@steward/store";
+import { startTestPlatform, type TestPlatform } from "../support/platform";
+import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
+import { launchChromium } from "../support/chromium";
+
+jest.setTimeout(180_000);
+
+// Issue 15: the web console at /console, driven in Debian's Chromium against the four services as real processes.
+const SCREENSHOTS = join(__dirname, "..", "..", "docs", "console");
+const UI_TIMEOUT = 30_000;
+
+const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
+const toolResults = (req: ChatRequest) => req.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content)));
+const call = (id: string, name: string, args: unknown): Reply => ({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] });
+
+/** The model: the first word of the input picks the scenario. */
+function script(req: ChatRequest): Reply {
+  const input = inputOf(req);
+  const results = toolResults(req);
+  switch (input.split(" ")[0]) {
+    case "refund":
+      return results.length === 0 ? call("k0", "knowledge_search", { query: "refund" }) : { text: "You have **30 days** to ask for a refund.\n\n- keep the receipt" };
+    case "region":
+      return results.length === 0 ? call("q0", "ask_user", { question: "Which region?", options: ["EU", "US"] }) : { text: `region is ${results[0].result.answer}` };
+    case "note":
+      return results.length === 0 ? call("n0", "save_note", { title: `Note ${input}`, body: "We ship on Friday." }) : { text: `note ${results[0].result_code}` };
+    case "wait":
+      return call("w0", "ask_user", { question: "Still there?" });
+    default:
+      return { text: "ok" };
+  }
+}
+
+describe("the web console in a browser", () => {
+  let platform: TestPlatform;
+  let model: FakeOpenAi;
+  let browser: Browser;
+  let pool: pg.Pool;
+  let mo: string;
+  let bob: string;
+  const contexts: BrowserContext[] = [];
+  /** What the page must never do: a token in a URL, a CSP violation, an uncaught error. */
+  const faults: string[] = [];
+
+  const api = (token: string, method: string, path: string, body?: unknown) => platform.http(method, path, { token, body });
+  const startRun = async (token: string, input: string): Promise<string> => {
+    const created = await api(token, "POST", "/v1/agents/runs", { input });
+    expect(created.status).toBe(201);
+    return created.body.id as string;
+  };
+
+  /** A fresh tab (its own session storage) on the console, watched for faults. */
+  async function openConsole(path = "/console/", options: { width?: number; dark?: boolean } = {}): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 }, colorScheme: options.dark ? "dark" : "light" });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(UI_TIMEOUT);
+    page.on("request", (r) => {
+      if (/eyJ[\w-]+\.[\w-]+\./.test(r.url())) faults.push(`token in a URL: ${r.url().slice(0, 60)}`);
+    });
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) faults.push(`CSP: ${m.text()}`);
+    });
+    page.on("pageerror", (err) => faults.push(`page error: ${err.message}`));
+    await page.goto(`${platform.gatewayUrl}${path}`);
+    return page;
+  }
+
+  async function signedIn(token: string, path = "/console/", options: { width?: number; dark?: boolean } = {}): Promise<Page> {
+    const page = await openConsole(path, options);
+    await page.getByLabel("Bearer token").fill(token);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.locator("#who").waitFor();
+    return page;
+  }
+
+  const stateOf = (page: Page, state: string) => page.locator(`dl.summary[data-state="${state}"]`).waitFor();
+  const runPage = (token: string, id: string) => signedIn(token, `/console/#/runs/${id}`);
+
+  beforeAll(async () => {
+    model = await startFakeOpenAi(script);
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", STEWARD_TEST_DEV_SIGN_IN: "1" });
+    pool = new pg.Pool({ connectionString: platform.databaseUrl });
+    await addDocument(pool, { tenantId: "acme", title: "Refund policy", body: "Customers may ask for a refund within 30 days of purchase." });
+    mo = await platform.token({ tenant: "acme", user: "mo" });
+    bob = await platform.token({ tenant: "acme", user: "bob" });
+    browser = await launchChromium();
+  });
+
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+    expect(faults.splice(0)).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await pool?.end();
+    await platform?.teardown();
+    await model?.close();
+  });
+
+  it("serves the console with its security headers", async () => {
+    const index = await fetch(`${platform.gatewayUrl}/console/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get("content-security-policy")).toMatch(/default-src 'self'.*connect-src 'self'/);
+    expect(index.headers.get("cache-control")).toBe("no-cache");
+    const html = await index.text();
+    const asset = html.match(/src="(\/console\/assets\/[^"]+\.js)"/)?.[1];
+    expect(asset).toBeDefined();
+    expect(html).not.toMatch(/<script>(?!<)/); // no inline script
+    const js = await fetch(`${platform.gatewayUrl}${asset}`);
+    expect([js.status, js.headers.get("cache-control")]).toEqual([200, "public, max-age=31536000, immutable"]);
+  });
+
+  it("signs in with a pasted token, starts a run from the form and shows it reach succeeded with its evidence", async () => {
+    const page = await signedIn(mo);
+    expect(page.url()).not.toContain(mo);
+    await expect(page.locator("#who").textContent()).resolves.toContain("mo @ acme");
+    await page.getByLabel("Input").fill("refund how long do I have?");
+    await page.getByLabel("Mode").selectOption("agent");
+    await page.getByRole("button", { name: "Start" }).click();
+    await page.waitForURL(/#\/runs\/[0-9a-f-]{36}$/);
+    await stateOf(page, "succeeded");
+    const timeline = page.locator("ol.timeline");
+    await timeline.locator('[data-type="tool call"]', { hasText: "knowledge_search" }).waitFor();
+    await timeline.locator('[data-type="policy"]', { hasText: "permit" }).waitFor();
+    await timeline.locator('[data-type="succeeded"]').waitFor();
+    // The final answer is rendered Markdown (bold, a list), with its evidence.
+    await expect(page.locator("#final-answer strong").textContent()).resolves.toBe("30 days");
+    await expect(page.locator("#final-answer li").textContent()).resolves.toBe("keep the receipt");
+    await page.locator("ol.evidence li", { hasText: "Refund policy" }).first().waitFor();
+    if (process.env.UPDATE_SCREENSHOTS === "1") {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, "run-timeline.png"), fullPage: true });
+    }
+
+    // The runs list shows it, and a run started elsewhere appears without a reload.
+    await page.getByRole("link", { name: "← All runs" }).click();
+    await page.locator("table.runs tbody tr").first().waitFor();
+    const other = await startRun(mo, "hello there");
+    await page.locator(`tr[data-run="${other}"]`).waitFor();
+    await page.locator(`tr[data-run="${other}"] .state-succeeded`).waitFor();
+    await page.getByLabel("State").selectOption("running");
+    await page.locator(`tr[data-run="${other}"]`).waitFor({ state: "detached" });
+    await page.getByLabel("State").selectOption("all");
+    await page.getByLabel("Search by id").fill(other.slice(0, 8));
+    await expect(page.locator("table.runs tbody tr").count()).resolves.toBe(1);
+    if (process.env.UPDATE_SCREENSHOTS === "1") {
+      await page.getByLabel("Search by id").fill("");
+      await page.screenshot({ path: join(SCREENSHOTS, "runs-list.png"), fullPage: true });
+    }
+  });
+
+  it("answers a run's question from the page and shows the result without a reload", async () => {
+    const id = await startRun(mo, "region please");
+    // At a phone's width: nothing wider than the screen.
+    const page = await signedIn(mo, `/console/#/runs/${id}`, { width: 390 });
+    await stateOf(page, "awaiting_input");
+    // Evaluated in the page (given as text: the suite is type-checked without the DOM library).
+    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+    await page.getByLabel("Which region?").fill("EU");
+    await page.getByRole("button", { name: "Send answer" }).click();
+    await stateOf(page, "succeeded");
+    await page.locator("#final-answer", { hasText: "region is EU" }).waitFor();
+    await page.locator('ol.timeline [data-type="answered"]', { hasText: "EU" }).waitFor();
+  });
+
+  it("shows exactly what a write tool will run, and approves one call and rejects another", async () => {
+    const approved = await startRun(mo, "note alpha");
+    let page = await runPage(mo, approved);
+    await stateOf(page, "awaiting_confirmation");
+    await expect(page.locator("#approval-tool").textContent()).resolves.toBe("save_note");
+    expect(JSON.parse((await page.locator("#approval-arguments").textContent()) ?? "")).toEqual({ title: "Note note alpha", body: "We ship on Friday." });
+    await page.getByRole("button", { name: "Approve" }).click();
+    await stateOf(page, "succeeded");
+    await page.locator("#final-answer", { hasText: "note ok" }).waitFor();
+    expect((await pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Note note alpha'")).rows[0].n).toBe(1);
+
+    const rejected = await startRun(mo, "note beta");
+    page = await runPage(mo, rejected);
+    await stateOf(page, "awaiting_confirmation");
+    await page.getByRole("button", { name: "Reject" }).click();
+    await stateOf(page, "succeeded");
+    await page.locator('ol.timeline [data-type="rejected"]').waitFor();
+    await page.locator('ol.timeline [data-type="tool result"]', { hasText: "REJECTED_BY_USER" }).waitFor();
+    await page.locator("#final-answer").waitFor();
+    expect((await pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Note note beta'")).rows[0].n).toBe(0);
+  });
+
+  it("cancels a run from the page", async () => {
+    const id = await startRun(mo, "wait for me");
+    const page = await runPage(mo, id);
+    await stateOf(page, "awaiting_input");
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await stateOf(page, "cancelled");
+    await page.locator('ol.timeline [data-type="cancelled"]').waitFor();
+    await expect(page.getByRole("button", { name: "Cancel run" }).count()).resolves.toBe(0);
+    expect((await api(mo, "GET", `/v1/agents/runs/${id}`)).body.state).toBe("cancelled");
+  });
+
+  it("shows another user's run as not found, with none of its data", async () => {
+    const id = await startRun(bob, "refund bob's private question");
+    const page = await runPage(mo, id);
+    await page.getByRole("heading", { name: "Run not found" }).waitFor();
+    const text = (await page.locator("main").textContent()) ?? "";
+    expect(text).not.toContain("bob's private question");
+    await expect(page.locator("ol.timeline").count()).resolves.toBe(0);
+  });
+
+  it("signs in as the demo user with one click when the development sign-in answers, in dark mode", async () => {
+    // Dark mode follows the system's preference.
+    const page = await openConsole("/console/", { dark: true });
+    expect(await page.evaluate("getComputedStyle(document.body).backgroundColor")).toBe("rgb(18, 18, 18)");
+    await page.getByRole("button", { name: "Sign in as the demo user" }).click();
+    await page.locator("#who", { hasText: "demo-user @ demo" }).waitFor();
+    await page.getByRole("heading", { name: "Runs", exact: true }).waitFor();
+  });
+});

@@ -145,6 +145,9 @@ ${planes.map((line) => `  ${line}`).join("\n")}
 A token for tenant "${demo.tenant}", user "${demo.user}" (role member):
   export STEWARD_TOKEN=${token}
 
+Open the web console and sign in as the demo user with one click:
+  ${url}/console/
+
 Ask a question (the answer comes from the demo knowledge base) and follow the run live:
   npx steward run "How long do I have to ask for a refund?" --follow
 or over HTTP (the API reference is at ${url}/docs):

@@ -236,6 +236,7 @@ describe("npm start supervises its services and leaves nothing behind", () => {
     // kill -9 the gateway: the launcher says so, the platform is degraded, and the gateway comes back on
     // the same URL; only then is the platform whole again. The banner is not printed a second time.
     const killed = current(l).get("gateway")!;
+    const before = listening(l).filter((s) => s.service === "gateway").pop()!;
     process.kill(killed, "SIGKILL");
     const death = await waitFor(() => deaths(l).find((d) => d.pid === killed), { timeoutMs: 10_000, what: `the launcher to report the kill${tail(l)}` });
     expect(death.line).toMatch(/^steward: gateway \(pid \d+\) was killed by SIGKILL after .*; Steward is degraded; restart attempt 1 in 0\.5 s/);
@@ -244,7 +245,9 @@ describe("npm start supervises its services and leaves nothing behind", () => {
       what: `the gateway to listen again${tail(l)}`,
     });
     expect(back.pid).not.toBe(killed);
-    expect(back.where).toBe(gatewayUrl);
+    // The same API address and the same operator (health and metrics) port as before the kill.
+    expect(back.where).toBe(before.where);
+    expect(back.where.startsWith(`${gatewayUrl}, health http://`)).toBe(true);
     const whole = await waitFor(() => {
       const index = l.err.findIndex((line, i) => i > death.index && /Steward is whole/.test(line));
       return index >= 0 ? index : undefined;

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger, Readiness } from "@steward/platform";
 import { BODY_LIMIT, createErrorHandler, notFoundHandler } from "./problem";
 import { serverOptionsOf, type HttpLimits } from "./http-limits";
@@ -32,7 +32,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const handleError = createErrorHandler(deps.logger);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // No line per request: the services log per step and per refusal (and metrics time every request).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     // A path segment may name a user (membership routes): up to 256 characters, each up to 12 when percent-encoded.
     routerOptions: { maxParamLength: 3072 },

@@ -103,9 +103,19 @@ build "localhost/steward:$tag" "$here/Containerfile" "$repo"
 
 # 6. The Docker-compatible API socket (left running; `stop.sh` ends it).
 answers() { curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; }
+# A service whose working directory was deleted (it was started from a checkout since removed) still answers
+# pings but cannot start a container (conmon: "Failed to get working directory"; the API: "write child: broken
+# pipe"): it is replaced. It is started from $home, which stays.
+service_pid="$(cat "$home/service.pid" 2>/dev/null || true)"
+if [ -n "$service_pid" ] && case "$(readlink "/proc/$service_pid/cwd" 2>/dev/null)" in *"(deleted)") true ;; *) false ;; esac; then
+  say "restarting the API socket: its working directory is gone"
+  kill "$service_pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$service_pid" 2>/dev/null || break; sleep 0.1; done
+fi
 if ! answers; then
   rm -f "$sock"
   say "starting the API socket $sock"
+  cd "$home"
   setsid nohup podman system service --time=0 "unix://$sock" >"$home/service.log" 2>&1 </dev/null &
   echo $! >"$home/service.pid"
   for _ in $(seq 1 100); do answers && break; sleep 0.1; done

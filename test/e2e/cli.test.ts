@@ -7,7 +7,8 @@ import { jetstream } from "@nats-io/jetstream";
 import { jwtVerify } from "jose";
 import { busNames } from "@steward/contract";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
-import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
+import { startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
+import { scenarioModel } from "../support/scenario-model";
 import { eventsOf } from "../support/runs";
 import { waitFor } from "../support/wait-for";
 
@@ -16,27 +17,8 @@ jest.setTimeout(180_000);
 // The `steward` CLI, spawned as a user would run it (its bin), against the four services as real processes.
 const BIN = join(__dirname, "..", "..", "packages", "cli", "bin", "steward.mjs");
 
-const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
-const toolResults = (req: ChatRequest) => req.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(String(m.content)));
-const call = (id: string, name: string, args: unknown): Reply => ({ toolCalls: [{ id, name, arguments: JSON.stringify(args) }] });
-
-/** The model: the first word of the question picks the scenario. */
-function script(req: ChatRequest): Reply {
-  const input = inputOf(req);
-  const results = toolResults(req);
-  switch (input.split(" ")[0]) {
-    case "refund":
-      return results.length === 0 ? call("k0", "knowledge_search", { query: "refund" }) : { text: "You have 30 days to ask for a refund." };
-    case "region":
-      return results.length === 0 ? call("q0", "ask_user", { question: "Which region?", options: ["EU", "US"] }) : { text: `region is ${results[0].result.answer}` };
-    case "note":
-      return results.length === 0 ? call("n0", "save_note", { title: `Note ${input}`, body: "We ship on Friday." }) : { text: `note ${results[0].result_code}` };
-    case "wait":
-      return call("w0", "ask_user", { question: "Still there?" });
-    default:
-      return { text: "ok" };
-  }
-}
+/** The model: the first word of the input picks the scenario (test/support/scenario-model.ts). */
+const script = scenarioModel("You have 30 days to ask for a refund.");
 
 interface Spawned {
   /** Resolves once stdout (or stderr) matches, within a bound. */

@@ -30,7 +30,8 @@ describe("Steward as containers: the whole flow", () => {
 
     const first = await openEventStream(url, token);
     await first.until((m) => m.some((e) => e.event === "tool_call"), 60_000);
-    const k = Number(first.messages.filter((m) => m.id).at(-1)!.id);
+    // Resumed from the tool call (the run may well have finished meanwhile: the rest must still come, once).
+    const k = Number(first.messages.find((m) => m.event === "tool_call")!.id);
     first.close();
     const resumed = await openEventStream(url, token, String(k));
     await resumed.ended;

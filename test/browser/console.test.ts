@@ -1,92 +1,25 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { addDocument } from "@steward/store";
-import { startTestPlatform, type TestPlatform } from "../support/platform";
-import { startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
-import { scenarioModel } from "../support/scenario-model";
-import { launchChromium } from "../support/chromium";
+import { useConsole } from "./support/console-harness";
 
 jest.setTimeout(180_000);
 
 // Issue 15: the web console at /console, driven in Debian's Chromium against the four services as real processes.
+// The model's scenarios (test/support/scenario-model.ts) are picked by the input's first word.
 const SCREENSHOTS = join(__dirname, "..", "..", "docs", "console");
-const UI_TIMEOUT = 30_000;
-
-/** The model: the first word of the input picks the scenario (test/support/scenario-model.ts). */
-const script = scenarioModel("You have **30 days** to ask for a refund.\n\n- keep the receipt");
 
 describe("the web console in a browser", () => {
-  let platform: TestPlatform;
-  let model: FakeOpenAi;
-  let browser: Browser;
-  let pool: pg.Pool;
+  const ui = useConsole();
+  const { api, startRun, openConsole, signedIn, stateOf } = ui;
+  const runPage = (token: string, id: string) => signedIn(token, `/console/#/runs/${id}`);
   let mo: string;
   let bob: string;
-  const contexts: BrowserContext[] = [];
-  /** What the page must never do: a token in a URL, a CSP violation, an uncaught error. */
-  const faults: string[] = [];
-
-  const api = (token: string, method: string, path: string, body?: unknown) => platform.http(method, path, { token, body });
-  const startRun = async (token: string, input: string): Promise<string> => {
-    const created = await api(token, "POST", "/v1/agents/runs", { input });
-    expect(created.status).toBe(201);
-    return created.body.id as string;
-  };
-
-  /** A fresh tab (its own session storage) on the console, watched for faults. */
-  async function openConsole(path = "/console/", options: { width?: number; dark?: boolean } = {}): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 }, colorScheme: options.dark ? "dark" : "light" });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(UI_TIMEOUT);
-    page.on("request", (r) => {
-      if (/eyJ[\w-]+\.[\w-]+\./.test(r.url())) faults.push(`token in a URL: ${r.url().slice(0, 60)}`);
-    });
-    page.on("console", (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) faults.push(`CSP: ${m.text()}`);
-    });
-    page.on("pageerror", (err) => faults.push(`page error: ${err.message}`));
-    await page.goto(`${platform.gatewayUrl}${path}`);
-    return page;
-  }
-
-  async function signedIn(token: string, path = "/console/", options: { width?: number; dark?: boolean } = {}): Promise<Page> {
-    const page = await openConsole(path, options);
-    await page.getByLabel("Bearer token").fill(token);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.locator("#who").waitFor();
-    return page;
-  }
-
-  const stateOf = (page: Page, state: string) => page.locator(`dl.summary[data-state="${state}"]`).waitFor();
-  const runPage = (token: string, id: string) => signedIn(token, `/console/#/runs/${id}`);
-
-  beforeAll(async () => {
-    model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", STEWARD_TEST_DEV_SIGN_IN: "1" });
-    pool = new pg.Pool({ connectionString: platform.databaseUrl });
-    await addDocument(pool, { tenantId: "acme", title: "Refund policy", body: "Customers may ask for a refund within 30 days of purchase." });
-    mo = await platform.token({ tenant: "acme", user: "mo" });
-    bob = await platform.token({ tenant: "acme", user: "bob" });
-    browser = await launchChromium();
-  });
-
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close()));
-    expect(faults.splice(0)).toEqual([]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await pool?.end();
-    await platform?.teardown();
-    await model?.close();
+  beforeAll(() => {
+    ({ mo, bob } = ui.tokens);
   });
 
   it("serves the console with its security headers", async () => {
-    const index = await fetch(`${platform.gatewayUrl}/console/`);
+    const index = await fetch(`${ui.platform.gatewayUrl}/console/`);
     expect(index.status).toBe(200);
     expect(index.headers.get("content-security-policy")).toMatch(/default-src 'self'.*connect-src 'self'/);
     expect(index.headers.get("cache-control")).toBe("no-cache");
@@ -94,7 +27,7 @@ describe("the web console in a browser", () => {
     const asset = html.match(/src="(\/console\/assets\/[^"]+\.js)"/)?.[1];
     expect(asset).toBeDefined();
     expect(html).not.toMatch(/<script>(?!<)/); // no inline script
-    const js = await fetch(`${platform.gatewayUrl}${asset}`);
+    const js = await fetch(`${ui.platform.gatewayUrl}${asset}`);
     expect([js.status, js.headers.get("cache-control")]).toEqual([200, "public, max-age=31536000, immutable"]);
   });
 
@@ -160,7 +93,7 @@ describe("the web console in a browser", () => {
     await page.getByRole("button", { name: "Approve" }).click();
     await stateOf(page, "succeeded");
     await page.locator("#final-answer", { hasText: "note ok" }).waitFor();
-    expect((await pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Note note alpha'")).rows[0].n).toBe(1);
+    expect((await ui.pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Note note alpha'")).rows[0].n).toBe(1);
 
     const rejected = await startRun(mo, "note beta");
     page = await runPage(mo, rejected);
@@ -170,7 +103,7 @@ describe("the web console in a browser", () => {
     await page.locator('ol.timeline [data-type="rejected"]').waitFor();
     await page.locator('ol.timeline [data-type="tool result"]', { hasText: "REJECTED_BY_USER" }).waitFor();
     await page.locator("#final-answer").waitFor();
-    expect((await pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Note note beta'")).rows[0].n).toBe(0);
+    expect((await ui.pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = 'Note note beta'")).rows[0].n).toBe(0);
   });
 
   it("cancels a run from the page", async () => {

@@ -1,0 +1,34 @@
+import { renderRun } from "./pages/run";
+import { renderRuns } from "./pages/runs";
+
+/** A page of the console: drawn into the main region, with what to undo when the page is left. */
+export type Render = (main: HTMLElement, params: readonly string[]) => () => void;
+
+export interface Page {
+  /** Matched against the fragment (`#/…`); its groups are the page's parameters, URI-decoded. */
+  readonly pattern: RegExp;
+  readonly render: Render;
+  /** Shown in the navigation with this label when given. */
+  readonly nav?: string;
+  /** The fragment the navigation links to. */
+  readonly href?: string;
+  /** Shown in the navigation only to a caller the admin routes answer (the gateway decides, not the page). */
+  readonly admin?: boolean;
+}
+
+const openRun = (id: string) => (location.hash = `#/runs/${encodeURIComponent(id)}`);
+
+/** Every page, first match wins; the last one is the runs list, the console's home. */
+export const PAGES: readonly Page[] = [
+  { pattern: /^#\/runs\/([^/?#]+)$/, render: (main, [id]) => renderRun(main, id) },
+  { pattern: /^.*$/, render: (main) => renderRuns(main, openRun), nav: "Runs", href: "#/" },
+];
+
+/** The page for a fragment and its parameters. */
+export function pageFor(hash: string): { page: Page; params: string[] } {
+  for (const page of PAGES) {
+    const match = page.pattern.exec(hash);
+    if (match) return { page, params: match.slice(1).map((p) => decodeURIComponent(p)) };
+  }
+  throw new Error("the console has no home page");
+}

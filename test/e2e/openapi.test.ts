@@ -102,5 +102,17 @@ describe("the gateway's OpenAPI document, against the running gateway", () => {
     await expect(checkAgainstOpenApi(url, { ...seen, path: "/v1/nowhere", status: 200, body: {} })).rejects.toThrow(/not in the document/);
     const problem = { type: "https://steward.dev/problems/10050", title: "Not Found", status: 404, code: 10001, detail: "x" };
     await expect(checkAgainstOpenApi(url, { ...seen, status: 404, contentType: "application/problem+json", body: problem })).rejects.toThrow(/code/);
+    // Outside the document only a 404 problem is right, and it must be a well-formed one.
+    const outside = { ...seen, path: "/v1/nowhere", status: 404, contentType: "application/problem+json" };
+    await expect(checkAgainstOpenApi(url, { ...outside, body: { ...problem, code: 10050 } })).resolves.toBeUndefined();
+    await expect(checkAgainstOpenApi(url, { ...outside, body: problem })).rejects.toThrow(/code/);
+    await expect(checkAgainstOpenApi(url, { ...outside, method: "PATCH", path: seen.path, status: 405, body: problem })).rejects.toThrow(/not in the document/);
+  });
+
+  it("holds the suites' own requests to the document: platform.http checks every answer, unknown routes included", async () => {
+    const unknown = await platform.http("GET", "/v1/nowhere", { token: member });
+    expect(unknown.body).toMatchObject({ status: 404, code: 10050 });
+    const wrongMethod = await platform.http("PATCH", "/v1/agents/runs", { token: member, body: {} });
+    expect(wrongMethod.status).toBe(404);
   });
 });

@@ -3,6 +3,7 @@ import pg from "pg";
 import { SignJWT } from "jose";
 import { ApiErrorCode } from "@steward/contract";
 import { startTestPlatform, type RunningService, type TestPlatform } from "../support/platform";
+import { callGateway, checkAgainstOpenApi } from "../support/gateway-http";
 import { natsUrl } from "../support/databases";
 
 jest.setTimeout(180_000);
@@ -36,7 +37,10 @@ describe("rate limits shared by two gateway replicas through PostgreSQL", () => 
       headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", ...headers },
       body: JSON.stringify({ input }),
     });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    const body = (await res.json()) as any;
+    // Refusals included (429 with Retry-After): every answer is what the document says.
+    await checkAgainstOpenApi(baseUrl, { method: "POST", path: "/v1/agents/runs", status: res.status, contentType: res.headers.get("content-type"), body, empty: false });
+    return { status: res.status, headers: res.headers, body };
   }
 
   /** What run creations wrote for the tenant: run rows, their run.queued events, their commands in the outbox. */
@@ -111,9 +115,9 @@ describe("rate limits shared by two gateway replicas through PostgreSQL", () => 
     expect(await written("acme")).toEqual(before);
 
     // Only run creation is spent: the same users still read, and another tenant still creates, on either replica.
-    const list = await fetch(`${secondUrl}/v1/agents/runs`, { headers: { authorization: `Bearer ${alice}` } });
+    const list = await callGateway(secondUrl, alice, "GET", "/v1/agents/runs");
     expect(list.status).toBe(200);
-    expect(((await list.json()) as { total: number }).total).toBe(RUNS_PER_TENANT / 2);
+    expect(list.body.total).toBe(RUNS_PER_TENANT / 2);
     const carol = await token("globex", "carol");
     expect((await post(firstUrl, carol, "globex 1")).status).toBe(201);
     expect((await post(secondUrl, carol, "globex 2")).status).toBe(201);

@@ -3,7 +3,8 @@ import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 /**
  * One call to the gateway as a client makes it: a bearer token, a JSON body; the answer parsed when it is JSON.
  * Every answer is checked against the gateway's own OpenAPI document (GET /openapi.json): an undocumented
- * route, status or media type, or a body that does not fit the documented schema, fails the call loudly.
+ * status or media type, a body that does not fit the documented schema, or anything but a 404 problem for a
+ * route the document does not have, fails the call loudly.
  */
 export async function callGateway(
   baseUrl: string,
@@ -93,6 +94,9 @@ function inlined(schema: unknown, schemas: Json, depth = 0): unknown {
   return out;
 }
 
+/** What any request outside the document is answered with. */
+const OUTSIDE_THE_DOCUMENT = { content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem404" } } } };
+
 /** Fails (throws) when the answer is not what the gateway's OpenAPI document says that route answers. */
 export async function checkAgainstOpenApi(baseUrl: string, seen: SeenAnswer): Promise<void> {
   let contract: Contract;
@@ -107,8 +111,9 @@ export async function checkAgainstOpenApi(baseUrl: string, seen: SeenAnswer): Pr
   const path = seen.path.split("?")[0];
   const route = contract.routes.filter((r) => r.pattern.test(path)).sort((a, b) => a.params - b.params)[0];
   const operation = route?.operations[seen.method.toLowerCase()];
-  if (!route || !operation) throw new Error(`OpenAPI: ${where}: the route is not in the document`);
-  const response = (operation.responses as Json)[String(seen.status)];
+  // Outside the document (a path or method no route has) the gateway promises one thing: a 404 problem.
+  const response = operation ? (operation.responses as Json)[String(seen.status)] : seen.status === 404 ? OUTSIDE_THE_DOCUMENT : undefined;
+  if (!operation && !response) throw new Error(`OpenAPI: ${where}: the route is not in the document, yet the answer is not a 404 problem`);
   if (!response) {
     throw new Error(`OpenAPI: ${where}: status ${seen.status} is not documented for ${seen.method} ${route.template} (${JSON.stringify(seen.body).slice(0, 300)})`);
   }

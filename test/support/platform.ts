@@ -7,6 +7,7 @@ import { connectNats, grpcClientOptions, loadGrpcTls, type NatsConnection, type 
 import type { ClientOptions } from "@steward/proto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { busNames } from "@steward/contract";
+import { checkAgainstOpenApi } from "./gateway-http";
 import { freshDatabase, freshNamespace, loadDemoDataset, natsUrl } from "./databases";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -43,7 +44,16 @@ export interface TestPlatform extends RunningPlatform {
   databaseUrl: string;
   namespace: string;
   token(claims: { tenant: string; user: string; roles?: string[] }): Promise<string>;
-  http(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
+  /**
+   * One request to the gateway. Every answer is checked against the gateway's OpenAPI document
+   * (checkAgainstOpenApi): a route outside it must answer a 404 problem. `unchecked` names why a request's
+   * answer is deliberately not held to the document (a transport-level refusal no route can describe).
+   */
+  http(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; unchecked?: string },
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   nats(): Promise<NatsConnection>;
   /** Starts one more agent-runner on the same database, bus and tool-exec; stopped at teardown. */
   startRunner(env?: Record<string, string>): Promise<RunningService>;
@@ -146,6 +156,9 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}, o
         parsed = JSON.parse(text);
       } catch {
         // not JSON
+      }
+      if (!options.unchecked) {
+        await checkAgainstOpenApi(running.gatewayUrl, { method, path, status: res.status, contentType: res.headers.get("content-type"), body: parsed, empty: text === "" });
       }
       return { status: res.status, headers: res.headers, body: parsed };
     },

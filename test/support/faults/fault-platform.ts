@@ -121,7 +121,7 @@ export async function startFaultPlatform(cluster: FaultCluster, options: FaultPl
     STEWARD_TEST_HOOKS: "1", // the test tools (test_counter)
     STEWARD_NATS_NAMESPACE: namespace,
     STEWARD_JWT_SECRET: secret,
-    LOG_LEVEL: "info",
+    LOG_LEVEL: process.env.FAULT_LOG_LEVEL ?? "info",
     LLM_BASE_URL: model.baseUrl,
     ...MODEL,
     POLICY_ADDR: policyAddr,

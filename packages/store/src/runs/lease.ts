@@ -59,14 +59,17 @@ export async function extendLease(pool: Pool, runId: string, owner: string, leas
 
 /**
  * Extends every lease `owner` holds on `runIds` in one statement (one round trip per heartbeat, however many
- * runs are in hand); resolves with the runs whose lease is still the caller's.
+ * runs are in hand); resolves with the runs another runner holds now — taken over. A run nobody holds any more
+ * has ended (its last event clears the lease) and is not counted as lost.
  */
 export async function extendLeases(pool: Pool, owner: string, runIds: readonly string[], leaseMs: number): Promise<Set<string>> {
   if (runIds.length === 0) return new Set();
   const { rows } = await pool.query<{ id: string }>(
-    `UPDATE runs SET lease_until = clock_timestamp() + make_interval(secs => $3)
-      WHERE id = ANY($1::uuid[]) AND lease_owner = $2
-      RETURNING id`,
+    `WITH kept AS (
+       UPDATE runs SET lease_until = clock_timestamp() + make_interval(secs => $3)
+        WHERE id = ANY($1::uuid[]) AND lease_owner = $2
+     )
+     SELECT id::text FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner <> $2`,
     [runIds, owner, leaseMs / 1000],
   );
   return new Set(rows.map((r) => r.id));

@@ -118,13 +118,18 @@ export function createRunRequestedHandler(
     deps.logger.debug({ run_id: cmd.run_id, claim: claim.kind }, "claim");
     // Deferred: the run waits in PostgreSQL for a place of its tenant; the command is done with.
     if (claim.kind === "finished" || claim.kind === "deferred") return delivery.ack();
-    if (claim.kind === "held") return delivery.nak(claim.retryInMs);
+    if (claim.kind === "held") {
+      // Rare (a redelivery while another runner's lease still runs): said at info, so a slow takeover explains itself.
+      deps.logger.info({ run_id: cmd.run_id, delivery: delivery.deliveryCount, retry_in_ms: claim.retryInMs }, "run held by another runner; asking again");
+      return delivery.nak(claim.retryInMs);
+    }
     if (claim.kind === "missing") {
       const reason = "run does not exist";
       await delivery.deadLetter(reason);
       delivery.term(reason);
       return;
     }
+    if (delivery.deliveryCount > 1) deps.logger.info({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run resumed from its events");
     const lost = new AbortController();
     const release = deps.leases.hold(cmd.run_id, { working: () => delivery.working(), onLost: () => lost.abort() });
     // Handing back on shutdown: the drive stops at its next step boundary; a step still in hand after the

@@ -30,10 +30,10 @@ export function createLeaseKeeper(deps: { pool: Pool; runnerId: string; logger: 
     try {
       for (const run of held.values()) run.working();
       const ids = [...held.keys()];
-      const kept = await extendLeases(deps.pool, deps.runnerId, ids, options.leaseMs);
-      for (const id of ids) {
+      const taken = await extendLeases(deps.pool, deps.runnerId, ids, options.leaseMs);
+      for (const id of taken) {
         const run = held.get(id);
-        if (run && !kept.has(id)) {
+        if (run) {
           held.delete(id);
           deps.logger.warn({ run_id: id }, "lease lost: another runner has the run");
           run.onLost();

@@ -59,6 +59,18 @@ export class ToolUnavailableError extends Error {
   }
 }
 
+/**
+ * The caller gave up on the call (cancelled it, its deadline passed, its runner died) before the tool ran or
+ * while it ran: nothing was kept, and nobody is listening. A call it left waiting for a record's lock goes
+ * away at once instead of running for nobody and holding the lock from the runner that takes the run over.
+ */
+export class CallerGoneError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the caller gave up on the call", options);
+    this.name = "CallerGoneError";
+  }
+}
+
 export class InvalidArgumentsError extends Error {
   constructor(message: string) {
     super(message);
@@ -160,6 +172,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     // Safe to try again: a read, or an idempotent tool (its effect commits with its record, or not at all).
     const retrySafe = tool.idempotent || tool.safety === "read";
     const execute = async (transaction?: SqlSession): Promise<{ resultCode: string; result: InvokeOutcome["result"] }> => {
+      if (cmd.signal?.aborted) throw new CallerGoneError();
       const remainingMs = Math.max(1, Math.min(TOOL_TIMEOUT_MS, cmd.deadlineMs ?? TOOL_TIMEOUT_MS));
       // Stops at the tool's timeout, or when the caller cancels the call: a running query is cancelled with it.
       const stop = toolSignal(remainingMs, cmd.signal);
@@ -182,6 +195,8 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       } catch (err) {
         // PostgreSQL going away is not the tool failing: the model must not see it as the tool's answer.
         if (retrySafe && isPostgresUnavailable(err)) throw new ToolUnavailableError({ cause: err });
+        // Stopped because the caller went away: not the tool failing, and nothing for anyone to read.
+        if (retrySafe && cmd.signal?.aborted) throw new CallerGoneError({ cause: err });
         deps.logger.warn({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "tool failed");
         deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
         return { resultCode: ToolResultCode.toolFailed, result: { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] } };

@@ -1,7 +1,7 @@
 import { allowPeers, createGrpcServer, grpc, grpcError, isPostgresUnavailable, type Logger, type PeerRules } from "@steward/platform";
 import { ToolExecService, type ToolExecServer } from "@steward/proto";
 import type { ToolRegistry } from "../../domain/registry";
-import { InvalidArgumentsError, ToolUnavailableError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
+import { CallerGoneError, InvalidArgumentsError, ToolUnavailableError, UnknownToolError, type InvokeHandler } from "../../app/invoke-tool";
 import { RunNotOwnedError } from "../../app/run-owner";
 
 /**
@@ -12,6 +12,7 @@ function toStatus(err: unknown, logger: Logger): grpc.ServiceError {
   if (err instanceof UnknownToolError) return grpcError(grpc.status.NOT_FOUND, err.message);
   if (err instanceof RunNotOwnedError) return grpcError(grpc.status.PERMISSION_DENIED, err.message);
   if (err instanceof InvalidArgumentsError) return grpcError(grpc.status.INVALID_ARGUMENT, err.message);
+  if (err instanceof CallerGoneError) return grpcError(grpc.status.CANCELLED, err.message);
   // The caller tries again later: nothing of the call was kept.
   if (err instanceof ToolUnavailableError || isPostgresUnavailable(err)) return grpcError(grpc.status.UNAVAILABLE, "tool-exec cannot reach its database");
   logger.error({ err }, "invoke failed");

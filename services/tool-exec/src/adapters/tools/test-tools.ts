@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
 import type { Pool } from "@steward/platform";
 import type { AnyToolDefinition, ToolContext, ToolOutcome } from "../../domain/tool";
@@ -70,7 +71,8 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
       "test_counter",
       "counts how many times it really ran for (run, key), after an optional delay.",
       async (ctx, input) => {
-        if (input.delay_ms) await new Promise((resolve) => setTimeout(resolve, input.delay_ms));
+        // The delay stands for the tool's work: it stops when the call's signal does, as a real tool's would.
+        if (input.delay_ms) await sleep(input.delay_ms, undefined, { signal: ctx.signal });
         return { result: { key: input.key, count: await countExecution(ctx, input.key) } };
       },
       { ...counterShape, safety: "write", idempotent: true },

@@ -26,10 +26,12 @@ function drawNav(): void {
   const links = h("span", { class: "links" });
   const current = pageFor(location.hash).page;
   const link = (label: string, href: string, here: boolean) => h("a", { href, ...(here ? { "aria-current": "page" } : {}) }, label);
-  for (const page of PAGES.filter((p) => p.nav && !p.admin)) links.append(link(page.nav!, page.href!, page === current), " ");
+  // Home (the runs list, last in the table as the catch-all) leads the navigation.
+  const linked = [PAGES[PAGES.length - 1], ...PAGES.slice(0, -1)];
+  for (const page of linked.filter((p) => p.nav && !p.admin)) links.append(link(page.nav!, page.href!, page === current), " ");
   void isAdmin(token).then((admin) => {
     if (!admin || currentToken() !== token) return;
-    for (const page of PAGES.filter((p) => p.nav && p.admin)) links.append(link(page.nav!, page.href!, page === current), " ");
+    for (const page of linked.filter((p) => p.nav && p.admin)) links.append(link(page.nav!, page.href!, page === current), " ");
   });
   replace(
     nav,

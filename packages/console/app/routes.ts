@@ -1,5 +1,10 @@
 import { renderRun } from "./pages/run";
 import { renderRuns } from "./pages/runs";
+import { renderInbox } from "./pages/inbox";
+import { renderPolicies } from "./pages/admin-policies";
+import { renderDecisions } from "./pages/admin-decisions";
+import { renderKnowledge } from "./pages/admin-knowledge";
+import { renderStatus } from "./pages/admin-status";
 
 /** A page of the console: drawn into the main region, with what to undo when the page is left. */
 export type Render = (main: HTMLElement, params: readonly string[]) => () => void;
@@ -21,6 +26,11 @@ const openRun = (id: string) => (location.hash = `#/runs/${encodeURIComponent(id
 /** Every page, first match wins; the last one is the runs list, the console's home. */
 export const PAGES: readonly Page[] = [
   { pattern: /^#\/runs\/([^/?#]+)$/, render: (main, [id]) => renderRun(main, id) },
+  { pattern: /^#\/admin\/policies$/, render: (main) => renderPolicies(main), nav: "Policies", href: "#/admin/policies", admin: true },
+  { pattern: /^#\/admin\/decisions$/, render: (main) => renderDecisions(main), nav: "Decisions", href: "#/admin/decisions", admin: true },
+  { pattern: /^#\/admin\/knowledge$/, render: (main) => renderKnowledge(main), nav: "Knowledge", href: "#/admin/knowledge", admin: true },
+  { pattern: /^#\/admin\/status$/, render: (main) => renderStatus(main), nav: "Status", href: "#/admin/status", admin: true },
+  { pattern: /^#\/approvals$/, render: (main) => renderInbox(main), nav: "Approvals", href: "#/approvals" },
   { pattern: /^.*$/, render: (main) => renderRuns(main, openRun), nav: "Runs", href: "#/" },
 ];
 

@@ -28,10 +28,16 @@ export function createSseParser(onMessage: (message: SseMessage) => void, onRetr
     else if (field === "id" && !value.includes("\0")) id = value;
     else if (field === "retry" && /^\d+$/.test(value)) onRetry(Number(value));
   };
+  // A CRLF split between two chunks is one line end, not a CR and then a blank line (which would end a
+  // message early): a chunk ending in CR drops the LF that may open the next one.
+  let skipLf = false;
   return (chunk) => {
-    buffer += chunk;
+    const text = skipLf && chunk.startsWith("\n") ? chunk.slice(1) : chunk;
+    if (chunk !== "") skipLf = false;
+    buffer += text;
     const lines = buffer.split(/\r\n|\r|\n/);
     buffer = lines.pop() ?? "";
+    if (text.endsWith("\r")) skipLf = true;
     for (const l of lines) line(l);
   };
 }

@@ -16,7 +16,9 @@ export function evidenceList(evidence: unknown): HTMLElement | null {
         {},
         h("strong", {}, e.title || "untitled"),
         " ",
-        h("span", { class: "muted" }, `document ${str(e.document_id)}${e.page ? `, page ${e.page}` : ""}`),
+        // No public route reads one document (SPEC §7 has only the tenant's list), so there is nothing to link
+        // to: the id is shown whole, to be found in that list or by an admin.
+        h("span", { class: "muted" }, "document ", h("code", { class: "document-id" }, str(e.document_id)), e.page ? `, page ${e.page}` : "", typeof e.score === "number" ? `, score ${e.score.toFixed(2)}` : ""),
         e.snippet ? h("blockquote", {}, e.snippet) : null,
       ),
     ),
@@ -100,6 +102,23 @@ export function createTimeline(): { element: HTMLOListElement; add(event: RunEve
           writing.delete(step);
         } else push(item("message", "message", rendered));
         return;
+      }
+      case "message.truncated": {
+        // The model stopped at its output limit: its text so far is kept and it is asked to continue, so the
+        // deltas that follow belong to a new message.
+        const step = str(d.step_no);
+        const rendered = h("div", { class: "markdown" }, renderMarkdown(str(d.text)));
+        const note = h("p", { class: "muted" }, `output limit reached; continuation ${str(d.continuation)} of 2 asked`);
+        const streamed = writing.get(step);
+        writing.delete(step);
+        if (streamed) streamed.closest("li")?.remove();
+        return void push(item("warn", "truncated", note, rendered));
+      }
+      case "context.compacted": {
+        const calls = Array.isArray(d.call_ids) ? d.call_ids.length : 0;
+        return void push(
+          item("warn", "compacted", `${calls} older tool result${calls === 1 ? "" : "s"} shortened to fit the model's window: ${str(d.tokens_before)} → ${str(d.tokens_after)} tokens`),
+        );
       }
       case "run.cancel_requested":
         return void push(item("info", "cancel requested", ""));

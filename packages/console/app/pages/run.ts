@@ -6,6 +6,9 @@ import { currentToken } from "../session";
 import { followEvents } from "../sse";
 import { createTimeline, evidenceList } from "../timeline";
 import { renderMarkdown } from "../markdown";
+import { waterfallOf } from "../waterfall";
+import { drawWaterfall } from "../waterfall-view";
+import { EXPLORATION_BUDGET, explorationOf } from "../exploration";
 
 /** SPEC §2's budgets of a run: 25 steps, 180 s. */
 const STEP_BUDGET = 25;
@@ -24,6 +27,9 @@ export function renderRun(main: HTMLElement, id: string): () => void {
   let finished = false;
   let maxStep = 0;
   let refreshQueued = false;
+  /** The stored events seen (the live-only ones have no seq): what the waterfall and the exploration count read. */
+  const stored: RunEvent[] = [];
+  let timingsQueued = false;
 
   const summary = h("dl", { class: "summary" });
   const budgets = h("p", { class: "muted", id: "budgets" });
@@ -32,6 +38,7 @@ export function renderRun(main: HTMLElement, id: string): () => void {
   const live = h("p", { class: "muted", id: "stream-status" });
   const error = h("p", { class: "error", role: "alert" });
   const timeline = createTimeline();
+  const timings = h("div", { id: "waterfall" });
 
   const field = (label: string, value: string) => [h("dt", {}, label), h("dd", {}, value)];
   const act = async (what: string, call: () => Promise<RunSnapshot>) => {
@@ -93,7 +100,8 @@ export function renderRun(main: HTMLElement, id: string): () => void {
 
   function drawBudgets(): void {
     if (!snapshot) return;
-    const steps = `steps ${maxStep} of ${STEP_BUDGET}`;
+    const exploration = explorationOf(stored);
+    const steps = `steps ${maxStep} of ${STEP_BUDGET}, exploration ${exploration.used} of ${EXPLORATION_BUDGET}${exploration.blocked ? " (spent)" : ""}`;
     const left = snapshot.deadline_at && !TERMINAL_STATES.has(snapshot.state) ? `, time left ${duration(Date.parse(snapshot.deadline_at) - Date.now())} of 180 s` : "";
     const usage = snapshot.usage ? `, ${snapshot.usage.model_calls} model calls, ${snapshot.usage.tool_calls} tool calls, ${snapshot.usage.input_tokens + snapshot.usage.output_tokens} tokens` : "";
     budgets.textContent = `Budgets: ${steps}${left}${usage}`;
@@ -129,8 +137,24 @@ export function renderRun(main: HTMLElement, id: string): () => void {
     }, 100);
   };
 
+  const drawTimings = () => drawWaterfall(timings, waterfallOf(stored));
+  /** A replayed history arrives as a burst of events: drawn once after it. */
+  const queueTimings = () => {
+    if (timingsQueued) return;
+    timingsQueued = true;
+    setTimeout(() => {
+      timingsQueued = false;
+      drawTimings();
+      drawBudgets();
+    }, 50);
+  };
+
   const onEvent = (event: RunEvent) => {
     timeline.add(event);
+    if (event.seq !== undefined && !stored.some((e) => e.seq === event.seq)) {
+      stored.push(event);
+      queueTimings();
+    }
     const step = Number(event.data.step_no);
     if (Number.isFinite(step) && step > maxStep) maxStep = step;
     if (event.type === "ask_user") waiting = { kind: "input", event };
@@ -152,10 +176,15 @@ export function renderRun(main: HTMLElement, id: string): () => void {
         error,
         actions,
         answer,
+        h("section", { class: "card", "aria-labelledby": "timings-title" }, h("h2", { id: "timings-title" }, "Time at a glance"), timings),
         h("section", { class: "card", "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"), live, timeline.element),
       );
       show(first);
-      const ticker = setInterval(drawBudgets, 1000);
+      const ticker = setInterval(() => {
+        drawBudgets();
+        // An unanswered question's bar grows while the page is open.
+        if (!finished && stored.length > 0) drawTimings();
+      }, 1000);
       stop.signal.addEventListener("abort", () => clearInterval(ticker));
       void followEvents({
         path: `/v1/agents/runs/${encodeURIComponent(id)}/events`,

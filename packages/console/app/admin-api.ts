@@ -1,0 +1,103 @@
+import { api } from "./api";
+
+/** A stored policy set (docs/openapi.json, /v1/admin/policies). */
+export interface PolicySet {
+  readonly version: number;
+  /** draft, active or retired */
+  readonly status: string;
+  readonly policy_ids: readonly string[];
+  readonly policies: string;
+  readonly created_by: string;
+  readonly created_at: string;
+  readonly activated_at: string | null;
+}
+
+export interface Validation {
+  readonly valid: boolean;
+  readonly policy_ids: readonly string[];
+  readonly issues: ReadonlyArray<{ readonly policy_id: string; readonly message: string }>;
+}
+
+export interface DryRunRequest {
+  readonly version?: number;
+  readonly user_id: string;
+  readonly roles: string[];
+  readonly action: string;
+  readonly resource: { readonly type: string; readonly id: string };
+  readonly elevated?: boolean;
+}
+
+export interface DryRunAnswer {
+  readonly permit: boolean;
+  /** What a live call would carry: null on permit, "60500" denied, "60503" a policy errored. */
+  readonly code: string | null;
+  readonly policy_ids: readonly string[];
+  readonly version: number;
+  readonly errors: readonly string[];
+}
+
+/** One record of the decision log (GET /v1/audit/decisions). */
+export interface Decision {
+  readonly id: number;
+  readonly decided_at: string;
+  readonly user_id: string;
+  readonly action: string;
+  readonly resource: { readonly type: string; readonly id: string };
+  readonly run_id: string | null;
+  readonly step_no: number | null;
+  readonly fingerprint: string | null;
+  readonly elevation_session_id: string | null;
+  readonly permit: boolean;
+  readonly code: string | null;
+  readonly policy_ids: readonly string[];
+  readonly policy_version: number | null;
+  readonly latency_ms: number;
+}
+
+export interface KnowledgeDocument {
+  readonly id: string;
+  readonly title: string;
+  readonly chunks: number;
+  readonly chars: number;
+  readonly created_at: string;
+}
+
+/** GET /v1/admin/status: the fields the schema fixes; the inner objects are shown as they come. */
+export interface PlatformStatus {
+  readonly status: "ok" | "degraded";
+  readonly checked_at: string;
+  readonly problems: readonly string[];
+  readonly dependencies: Readonly<Record<string, unknown>>;
+  readonly services: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  readonly runners: { readonly attached: number; readonly in_flight: number; readonly consumer: Readonly<Record<string, unknown>> | null };
+  readonly queue: Readonly<Record<string, unknown>> | null;
+  readonly outbox: Readonly<Record<string, unknown>> | null;
+  readonly dead_letters: Readonly<Record<string, unknown>> | null;
+}
+
+const v = (version: number) => encodeURIComponent(String(version));
+
+export const policies = {
+  list: () => api<{ items: PolicySet[] }>("GET", "/v1/admin/policies"),
+  get: (version: number) => api<PolicySet>("GET", `/v1/admin/policies/${v(version)}`),
+  upload: (text: string) => api<PolicySet>("POST", "/v1/admin/policies", { policies: text }),
+  validate: (text: string) => api<Validation>("POST", "/v1/admin/policies/validate", { policies: text }),
+  dryRun: (request: DryRunRequest) => api<DryRunAnswer>("POST", "/v1/admin/policies/dry-run", request),
+  activate: (version: number) => api<PolicySet>("POST", `/v1/admin/policies/${v(version)}/activate`),
+};
+
+/** The decision log, oldest first: `after` is the id of the last record already seen (0: from the start). */
+export const decisions = (query: { after: number; limit: number; runId?: string }) => {
+  const params = new URLSearchParams({ after: String(query.after), limit: String(query.limit) });
+  if (query.runId) params.set("run_id", query.runId);
+  return api<{ items: Decision[]; next_after: number }>("GET", `/v1/audit/decisions?${params}`);
+};
+
+export const knowledge = {
+  list: (page: number, pageSize: number) =>
+    api<{ items: KnowledgeDocument[]; page: number; page_size: number; total: number }>("GET", `/v1/knowledge/documents?page=${page}&page_size=${pageSize}`),
+  add: (body: { title: string; body: string; format: "text" | "markdown" }) => api<{ id: string; title: string }>("POST", "/v1/knowledge/documents", body),
+  remove: (id: string) => api<null>("DELETE", `/v1/knowledge/documents/${encodeURIComponent(id)}`),
+};
+
+export const platformStatus = () => api<PlatformStatus>("GET", "/v1/admin/status");

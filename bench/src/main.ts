@@ -26,6 +26,7 @@ import { measurePath } from "./steward/path";
 import { measureReplay } from "./steward/replay";
 import { measurePolicy } from "./steward/policy";
 import { createCleanups } from "./cleanups";
+import { measureTakeover } from "./takeover/takeover";
 
 /** Processes of this bench (services, peers, floor servers): not "other work on the machine". */
 export const ourPids = new Set<number>();
@@ -177,6 +178,13 @@ async function main(): Promise<void> {
         throughput[32] = await measureThroughput(b, 32, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs });
         if (throughput[32].stalled) throw new Error(`${throughput[32].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at 32 concurrent: stalled`);
       });
+    }
+    if (wants(options, "takeover")) {
+      // Kills runners: on a platform of its own, replaced afterwards.
+      results.takeover = await onPlatform("takeover", (b) =>
+        measureTakeover(b, { rounds: options.takeoverRounds, logDir: options.logs ? join(resultsDir, "logs", stamp) : undefined, say, ourPids, cleanup: cleanups.add }),
+      );
+      session.spoil("the runners were killed and replaced in the takeover phase");
     }
     if (wants(options, "peer")) {
       results.peer = {};

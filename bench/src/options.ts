@@ -9,7 +9,7 @@ export interface BenchOptions {
   readonly logs: boolean;
   /** A throughput run that has not ended after this long means the platform is stuck, ms. */
   readonly runTimeoutMs: number;
-  /** Phases to run (default all): floors, steward, path, memory, replay, peer, gateway. */
+  /** Phases to run (default all): floors, steward, path, memory, replay, policy, takeover, peer, gateway. */
   readonly only: ReadonlySet<string> | null;
   /** Repeats of each throughput/rate measurement after the warm-up. */
   readonly repeats: number;
@@ -24,9 +24,11 @@ export interface BenchOptions {
   /** autocannon duration per repeat, s. */
   readonly cannonSeconds: number;
   readonly restoreSamples: number;
+  /** Rounds of the takeover phase (a runner killed with its runs in flight each). */
+  readonly takeoverRounds: number;
 }
 
-export const phases = ["floors", "steward", "path", "memory", "replay", "policy", "peer", "gateway"] as const;
+export const phases = ["floors", "steward", "path", "memory", "replay", "policy", "takeover", "peer", "gateway"] as const;
 
 export function readOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -54,6 +56,7 @@ export function readOptions(argv: string[]): BenchOptions {
     pathSamples: quick ? 30 : 150,
     cannonSeconds: quick ? 3 : 8,
     restoreSamples: quick ? 50 : 300,
+    takeoverRounds: quick ? 1 : 3,
   };
 }
 

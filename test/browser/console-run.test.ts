@@ -102,6 +102,8 @@ describe("the console's approvals inbox and run details in a browser", () => {
     await stateOf(runPage, "succeeded");
     await runPage.locator('#waterfall li[data-kind="wait"]', { hasText: "waiting for approval" }).waitFor();
     await runPage.locator('#waterfall li[data-kind="tool"]', { hasText: "save_note" }).waitFor();
+    // The step ledger: the approved write, with its outcome.
+    await runPage.locator('#step-ledger tr[data-step="1"]', { hasText: "save_note" }).locator("td.ok", { hasText: "ok" }).waitFor();
   });
 
   it("shows where a finished run's time went: a bar per phase, each with its time as text, the slowest marked", async () => {
@@ -134,6 +136,9 @@ describe("the console's approvals inbox and run details in a browser", () => {
 
     // The budgets count exploration (knowledge_search is not an exploration tool), and the evidence shows its document.
     await expect(page.locator("#budgets").textContent()).resolves.toContain("exploration 0 of 7");
+    // The step ledger lists the one tool step with its outcome and a preview of its result.
+    await expect(page.locator("#step-ledger tbody tr").count()).resolves.toBe(1);
+    await page.locator('#step-ledger tr[data-step="1"]', { hasText: "knowledge_search" }).locator("code.preview", { hasText: "Refund policy" }).waitFor();
     // At a phone's width the waterfall still fits the screen.
     await page.setViewportSize({ width: 390, height: 900 });
     expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);

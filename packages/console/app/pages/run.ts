@@ -8,6 +8,8 @@ import { createTimeline, evidenceList } from "../timeline";
 import { renderMarkdown } from "../markdown";
 import { waterfallOf } from "../waterfall";
 import { drawWaterfall } from "../waterfall-view";
+import { ledgerOf } from "../step-ledger";
+import { drawLedger } from "../step-ledger-view";
 import { EXPLORATION_BUDGET, explorationOf } from "../exploration";
 
 /** SPEC §2's budgets of a run: 25 steps, 180 s. */
@@ -39,6 +41,7 @@ export function renderRun(main: HTMLElement, id: string): () => void {
   const error = h("p", { class: "error", role: "alert" });
   const timeline = createTimeline();
   const timings = h("div", { id: "waterfall" });
+  const ledger = h("div", { id: "step-ledger" });
 
   const field = (label: string, value: string) => [h("dt", {}, label), h("dd", {}, value)];
   const act = async (what: string, call: () => Promise<RunSnapshot>) => {
@@ -145,6 +148,7 @@ export function renderRun(main: HTMLElement, id: string): () => void {
     setTimeout(() => {
       timingsQueued = false;
       drawTimings();
+      drawLedger(ledger, ledgerOf(stored));
       drawBudgets();
     }, 50);
   };
@@ -177,6 +181,7 @@ export function renderRun(main: HTMLElement, id: string): () => void {
         actions,
         answer,
         h("section", { class: "card", "aria-labelledby": "timings-title" }, h("h2", { id: "timings-title" }, "Time at a glance"), timings),
+        h("section", { class: "card", "aria-labelledby": "ledger-title" }, h("h2", { id: "ledger-title" }, "Step ledger"), ledger),
         h("section", { class: "card", "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"), live, timeline.element),
       );
       show(first);

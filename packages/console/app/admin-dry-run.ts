@@ -1,25 +1,14 @@
+import { policyPoints } from "../../contract/src/policy-points";
 import { policies, type PolicySet } from "./admin-api";
 import { failure } from "./admin-page";
 import { h, replace } from "./dom";
 
 /**
- * Suggestions only (the field takes any text, `mcp.<server>.<tool>` points included): the catalogue of
- * packages/contract/src/policy-points.ts, copied because the console bundles no server package. A point the
- * PDP does not know is refused by the dry run with its own message.
+ * Suggestions only (the field takes any text, `mcp.<server>.<tool>` points included): the policy catalogue
+ * itself, bundled from the contract package's file (pure data, no server code comes with it). A point the PDP
+ * does not know is refused by the dry run with its own message.
  */
-const POINTS = [
-  "agent.run.create",
-  "agent.run.read",
-  "agent.run.control",
-  "knowledge.document.read",
-  "knowledge.document.write",
-  "dataset.read",
-  "audit.decision.read",
-  "policy.admin",
-  "platform.status.read",
-  "membership.admin",
-  "dataset.admin",
-];
+const POINTS: readonly string[] = policyPoints;
 
 /** The dry-run form: the decision a live call would get from the active set or a chosen version. */
 export function renderDryRun(sets: () => readonly PolicySet[]): HTMLElement {

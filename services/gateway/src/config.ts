@@ -44,6 +44,8 @@ export const gatewayConfigSpec = {
   ...natsAuthConfig,
   /** Test hook (STEWARD_TEST_HOOKS=1): a run deadline shorter than SPEC's 180 s. */
   STEWARD_TEST_DEADLINE_SECONDS: env.int(1, 180, 180),
+  /** Test hook (STEWARD_TEST_HOOKS=1): the development sign-in answers in the suites too (the browser suite). */
+  STEWARD_TEST_DEV_SIGN_IN: env.flag(),
 };
 
 const parseSpec = (source: NodeJS.ProcessEnv) => readConfig(gatewayConfigSpec, source);
@@ -64,7 +66,7 @@ export function readGatewayConfig(
 ): GatewayConfig {
   const config = parseSpec(source);
   const where = `when STEWARD_ENV is ${config.STEWARD_ENV}`;
-  testHooks(config, source, ["STEWARD_TEST_DEADLINE_SECONDS"]);
+  testHooks(config, source, ["STEWARD_TEST_DEADLINE_SECONDS", "STEWARD_TEST_DEV_SIGN_IN"]);
   if (config.STEWARD_ENV !== "development") {
     if (!config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
       throw new ConfigError(

@@ -37,7 +37,7 @@ import { createBusProbe } from "./adapters/nats/platform-probe";
 import { createRateLimits } from "./adapters/http/rate-limit/compose";
 import { instrumentHttp } from "./adapters/http/metrics-hooks";
 import { traceHttp } from "./adapters/http/tracing-hooks";
-import { devSignInFromEnvironment } from "./adapters/http/routes/dev-sign-in";
+import { devSignInFrom } from "./adapters/http/routes/dev-sign-in";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -66,9 +66,10 @@ async function main(): Promise<void> {
   const nats = readiness.pending("nats", "connecting to NATS");
   const feed = createDeferredRunFeed(names);
   let nc: NatsConnection | undefined;
+  // readGatewayConfig allows the generated secret only when STEWARD_ENV=development.
+  const jwtSecret = config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(devSecretPath(config.STEWARD_HOME));
   const authenticate = createAuthenticator({
-    // readGatewayConfig allows the generated secret only when STEWARD_ENV=development.
-    secret: config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(devSecretPath(config.STEWARD_HOME)),
+    secret: jwtSecret,
     jwksUrl: config.STEWARD_JWKS_URL,
     issuer: config.STEWARD_JWT_ISSUER,
     audience: config.STEWARD_JWT_AUDIENCE,
@@ -86,7 +87,7 @@ async function main(): Promise<void> {
   const app = buildApp({
     logger,
     // Decided once, at boot: on only in development (or a suite that asks for it), never with a JWKS issuer.
-    devSignIn: devSignInFromEnvironment(process.env),
+    devSignIn: devSignInFrom(config, jwtSecret),
     http: {
       requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS,
       connectionTimeoutMs: config.GATEWAY_CONNECTION_TIMEOUT_MS,

@@ -6,7 +6,8 @@ import type { FastifyInstance } from "fastify";
 import { createLogger } from "@steward/platform";
 import { buildApp, type AppDeps } from "../app";
 import { CONSOLE_CSP } from "./console";
-import { devSignInFromEnvironment } from "./dev-sign-in";
+import { devSignInFrom } from "./dev-sign-in";
+import { readGatewayConfig } from "../../../config";
 
 const SECRET = "s".repeat(40);
 
@@ -84,19 +85,28 @@ describe("development sign-in (POST /v1/dev/sign-in)", () => {
     expect(res.body).not.toMatch(/eyJ/);
   });
 
+  /** As the gateway decides at boot: from its checked configuration and the secret it checks tokens with. */
+  const signInFor = (env: NodeJS.ProcessEnv) => {
+    const config = readGatewayConfig(env);
+    return devSignInFrom(config, config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET);
+  };
+
   it.each([
-    ["production", { STEWARD_ENV: "production", STEWARD_JWT_SECRET: SECRET }],
-    ["staging", { STEWARD_ENV: "staging", STEWARD_JWT_SECRET: SECRET }],
+    ["production", { STEWARD_ENV: "production", STEWARD_JWT_SECRET: SECRET, STEWARD_JWT_ISSUER: "i", STEWARD_JWT_AUDIENCE: "a" }],
+    ["staging", { STEWARD_ENV: "staging", STEWARD_JWT_SECRET: SECRET, STEWARD_JWT_ISSUER: "i", STEWARD_JWT_AUDIENCE: "a" }],
     ["test without the switch", { STEWARD_ENV: "test", STEWARD_TEST_HOOKS: "1", STEWARD_JWT_SECRET: SECRET }],
-    ["test with the switch but no test hooks", { STEWARD_ENV: "test", STEWARD_TEST_DEV_SIGN_IN: "1", STEWARD_JWT_SECRET: SECRET }],
-    ["unset (production)", { STEWARD_JWT_SECRET: SECRET }],
     ["development with a JWKS issuer", { STEWARD_ENV: "development", STEWARD_JWKS_URL: "https://issuer.example/jwks" }],
   ])("is off in %s", (_label, env) => {
-    expect(devSignInFromEnvironment(env)).toBeNull();
+    expect(signInFor(env)).toBeNull();
+  });
+
+  it("refuses the suites' switch at boot without the test hooks, and anywhere but in the suites", () => {
+    expect(() => readGatewayConfig({ STEWARD_ENV: "test", STEWARD_TEST_DEV_SIGN_IN: "1", STEWARD_JWT_SECRET: SECRET })).toThrow(/STEWARD_TEST_DEV_SIGN_IN/);
+    expect(() => readGatewayConfig({ STEWARD_ENV: "development", STEWARD_TEST_DEV_SIGN_IN: "1" })).toThrow(/STEWARD_TEST_DEV_SIGN_IN/);
   });
 
   it("is on in development (with its secret) and in the suites only with the test hooks and the switch", () => {
-    expect(devSignInFromEnvironment({ STEWARD_ENV: "development", STEWARD_JWT_SECRET: SECRET })).toEqual({ secret: SECRET });
-    expect(devSignInFromEnvironment({ STEWARD_ENV: "test", STEWARD_TEST_HOOKS: "1", STEWARD_TEST_DEV_SIGN_IN: "1", STEWARD_JWT_SECRET: SECRET })).toEqual({ secret: SECRET });
+    expect(signInFor({ STEWARD_ENV: "development", STEWARD_JWT_SECRET: SECRET })).toEqual({ secret: SECRET });
+    expect(signInFor({ STEWARD_ENV: "test", STEWARD_TEST_HOOKS: "1", STEWARD_TEST_DEV_SIGN_IN: "1", STEWARD_JWT_SECRET: SECRET })).toEqual({ secret: SECRET });
   });
 });

@@ -27,7 +27,7 @@ export const CONSOLE_CSP = [
 export interface ConsoleRoutesDeps {
   /** The built console (its index.html and assets/); default the @steward/console package's dist, if built. */
   readonly consoleDir?: string | null;
-  /** Development sign-in, decided at boot (devSignInFromEnvironment); off when absent. */
+  /** Development sign-in, decided at boot (devSignInFrom); off when absent. */
   readonly devSignIn?: DevSignIn | null;
 }
 

@@ -2,8 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { NotFoundError } from "@steward/platform";
 import { mintDevelopmentToken } from "../../../dev-token";
-import { existingDevelopmentSecret } from "../../../dev-secret";
-import { devSecretPath, readGatewayConfig } from "../../../config";
+import type { GatewayConfig } from "../../../config";
 import { NoQuery } from "../schemas";
 import { problemResponse, problemResponses } from "../openapi/problems";
 
@@ -18,22 +17,20 @@ export interface DevSignIn {
   readonly secret: string;
 }
 
-/** Test-only switch (with STEWARD_TEST_HOOKS=1 and STEWARD_ENV=test): the sign-in answers in the suites too. */
-export const TEST_DEV_SIGN_IN = "STEWARD_TEST_DEV_SIGN_IN";
-
 /**
- * Whether development sign-in is on, from the gateway's environment: only when STEWARD_ENV=development (or in
- * the suites, STEWARD_ENV=test with the test hooks and STEWARD_TEST_DEV_SIGN_IN=1), and only when tokens are
- * checked with a shared secret (a JWKS issuer signs its own). Never in staging or production.
+ * Whether development sign-in is on, from the gateway's checked configuration: only when STEWARD_ENV=development
+ * (or in the suites: STEWARD_ENV=test with the test hooks and STEWARD_TEST_DEV_SIGN_IN=1, which the
+ * configuration refuses without the hooks), and only when tokens are checked with a shared secret (a JWKS issuer
+ * signs its own). Never in staging or production. `jwtSecret` is the secret the gateway checks tokens with.
  */
-export function devSignInFromEnvironment(source: NodeJS.ProcessEnv): DevSignIn | null {
-  const development = source.STEWARD_ENV === "development";
-  const suite = source.STEWARD_ENV === "test" && ["1", "true"].includes(source.STEWARD_TEST_HOOKS ?? "") && source[TEST_DEV_SIGN_IN] === "1";
-  if (!development && !suite) return null;
-  const config = readGatewayConfig(source, (home) => existingDevelopmentSecret(devSecretPath(home)));
-  if (config.STEWARD_JWKS_URL) return null;
-  const secret = config.STEWARD_JWT_SECRET ?? (development ? existingDevelopmentSecret(devSecretPath(config.STEWARD_HOME)) : undefined);
-  return secret ? { secret } : null;
+export function devSignInFrom(
+  config: Pick<GatewayConfig, "STEWARD_ENV" | "STEWARD_TEST_HOOKS" | "STEWARD_TEST_DEV_SIGN_IN" | "STEWARD_JWKS_URL">,
+  jwtSecret: string | undefined,
+): DevSignIn | null {
+  const development = config.STEWARD_ENV === "development";
+  const suite = config.STEWARD_ENV === "test" && config.STEWARD_TEST_HOOKS && config.STEWARD_TEST_DEV_SIGN_IN;
+  if ((!development && !suite) || config.STEWARD_JWKS_URL || !jwtSecret) return null;
+  return { secret: jwtSecret };
 }
 
 const DevToken = Type.Object(

@@ -53,6 +53,15 @@ describe("the web console in a browser", () => {
       await page.screenshot({ path: join(SCREENSHOTS, "run-timeline.png"), fullPage: true });
     }
 
+    // The evidence links to the document itself, read whole through the public API; Back returns to the run.
+    const runUrl = page.url();
+    await page.locator("#answer ol.evidence a.evidence-link", { hasText: "Refund policy" }).first().click();
+    await page.locator("#document-title", { hasText: "Refund policy" }).waitFor();
+    await page.locator("#document-body", { hasText: "within 30 days of purchase" }).waitFor();
+    await page.getByRole("button", { name: "← Back" }).click();
+    await page.waitForURL(runUrl);
+    await stateOf(page, "succeeded");
+
     // The runs list shows it, and a run started elsewhere appears without a reload.
     await page.getByRole("link", { name: "← All runs" }).click();
     await page.locator("table.runs tbody tr").first().waitFor();
@@ -124,6 +133,9 @@ describe("the web console in a browser", () => {
     const text = (await page.locator("main").textContent()) ?? "";
     expect(text).not.toContain("bob's private question");
     await expect(page.locator("ol.timeline").count()).resolves.toBe(0);
+    // A document id that is not the tenant's reads as not found too.
+    const elsewhere = await signedIn(mo, "/console/#/knowledge/00000000-0000-4000-8000-000000000000");
+    await elsewhere.getByRole("heading", { name: "Document not found" }).waitFor();
   });
 
   it("signs in as the demo user with one click when the development sign-in answers, in dark mode", async () => {

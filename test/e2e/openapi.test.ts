@@ -70,7 +70,12 @@ describe("the gateway's OpenAPI document, against the running gateway", () => {
     const doc = await root("POST", "/v1/knowledge/documents", { title: "Shipping", body: "We ship to the EU." });
     expect(doc.status).toBe(201);
     expect((await root("GET", "/v1/knowledge/documents")).body.total).toBeGreaterThanOrEqual(1);
+    expect((await as(member)("GET", `/v1/knowledge/documents/${doc.body.id}`)).body).toMatchObject({ id: doc.body.id, title: "Shipping", body: "We ship to the EU." });
+    // Another tenant's reader sees it as missing.
+    const outsider = await platform.token({ tenant: "otherco", user: "eve", roles: ["member"] });
+    expect((await as(outsider)("GET", `/v1/knowledge/documents/${doc.body.id}`)).body).toMatchObject({ status: 404, code: 10050 });
     expect((await root("DELETE", `/v1/knowledge/documents/${doc.body.id}`)).status).toBe(204);
+    expect((await root("GET", `/v1/knowledge/documents/${doc.body.id}`)).status).toBe(404);
     expect((await root("PUT", "/v1/admin/members/bob/roles/member", { reason: "joined" })).status).toBe(201);
     expect((await root("GET", "/v1/admin/members/bob")).body.roles).toEqual(["member"]);
     expect((await root("GET", "/v1/admin/members?role=member")).status).toBe(200);

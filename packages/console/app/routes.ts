@@ -1,4 +1,5 @@
 import { renderRun } from "./pages/run";
+import { renderDocument } from "./pages/document";
 import { renderRuns } from "./pages/runs";
 import { renderInbox } from "./pages/inbox";
 import { renderPolicies } from "./pages/admin-policies";
@@ -26,6 +27,7 @@ const openRun = (id: string) => (location.hash = `#/runs/${encodeURIComponent(id
 /** Every page, first match wins; the last one is the runs list, the console's home. */
 export const PAGES: readonly Page[] = [
   { pattern: /^#\/runs\/([^/?#]+)$/, render: (main, [id]) => renderRun(main, id) },
+  { pattern: /^#\/knowledge\/([^/?#]+)$/, render: (main, [id]) => renderDocument(main, id) },
   { pattern: /^#\/admin\/policies$/, render: (main) => renderPolicies(main), nav: "Policies", href: "#/admin/policies", admin: true },
   { pattern: /^#\/admin\/decisions$/, render: (main) => renderDecisions(main), nav: "Decisions", href: "#/admin/decisions", admin: true },
   { pattern: /^#\/admin\/knowledge$/, render: (main) => renderKnowledge(main), nav: "Knowledge", href: "#/admin/knowledge", admin: true },

@@ -14,10 +14,12 @@ export function evidenceList(evidence: unknown): HTMLElement | null {
       h(
         "li",
         {},
-        h("strong", {}, e.title || "untitled"),
+        // The document itself is one click away (GET /v1/knowledge/documents/{id}, for anyone who may read the
+        // knowledge base); its id is shown whole too.
+        e.document_id
+          ? h("a", { class: "evidence-link", href: `#/knowledge/${encodeURIComponent(str(e.document_id))}` }, h("strong", {}, e.title || "untitled"))
+          : h("strong", {}, e.title || "untitled"),
         " ",
-        // No public route reads one document (SPEC §7 has only the tenant's list), so there is nothing to link
-        // to: the id is shown whole, to be found in that list or by an admin.
         h("span", { class: "muted" }, "document ", h("code", { class: "document-id" }, str(e.document_id)), e.page ? `, page ${e.page}` : "", typeof e.score === "number" ? `, score ${e.score.toFixed(2)}` : ""),
         e.snippet ? h("blockquote", {}, e.snippet) : null,
       ),

@@ -17,7 +17,7 @@ export { admitRun, admitDeferred, tenantsWithDeferredRuns, type Admission } from
 export { chunkText } from "./knowledge/chunk";
 export { addDocument, insertDocument, type NewDocument, type SqlRunner } from "./knowledge/add-document";
 export { searchKnowledge } from "./knowledge/search";
-export { listDocuments, deleteDocument, type DocumentSummary } from "./knowledge/documents";
+export { listDocuments, deleteDocument, readDocument, type DocumentSummary, type KnowledgeDocument } from "./knowledge/documents";
 export { readBacklog, type Backlog } from "./status/backlog";
 export { leaseRequests, sweepRateLimitBuckets, type LeaseWant, type LeaseGrant } from "./rate-limits/lease-requests";
 export { grantRole } from "./memberships/grant-role";

@@ -8,6 +8,22 @@ export interface DocumentSummary {
   readonly created_at: string;
 }
 
+/** A whole document, as it was added. */
+export interface KnowledgeDocument extends DocumentSummary {
+  readonly body: string;
+}
+
+/** A tenant's document; null when the tenant has no such document. */
+export async function readDocument(pool: Pool, tenantId: string, id: string): Promise<KnowledgeDocument | null> {
+  const { rows } = await pool.query<KnowledgeDocument>(
+    `SELECT d.id::text AS id, d.title, d.body, length(d.body) AS chars, d.created_at,
+            (SELECT count(*)::int FROM kb_chunks c WHERE c.document_id = d.id) AS chunks
+       FROM kb_documents d WHERE d.tenant_id = $1 AND d.id = $2`,
+    [tenantId, id],
+  );
+  return rows[0] ?? null;
+}
+
 /** One page of a tenant's documents, newest first, with the total. */
 export async function listDocuments(
   pool: Pool,

@@ -1,5 +1,5 @@
 import { ValidationError, type Pool } from "@steward/platform";
-import { addDocument, deleteDocument, listDocuments, type DocumentSummary } from "@steward/store";
+import { addDocument, deleteDocument, listDocuments, readDocument, type DocumentSummary, type KnowledgeDocument } from "@steward/store";
 import type { Principal } from "../adapters/http/auth";
 
 /** A tenant's knowledge base: always the caller's own tenant; tenants never see each other's documents. */
@@ -7,6 +7,8 @@ export interface KnowledgeBase {
   /** Adds (and chunks) a document; a title or body of only white space is 422. The title is kept trimmed. */
   add(caller: Principal, doc: { title: string; body: string }): Promise<{ id: string; title: string }>;
   list(caller: Principal, page: { page: number; pageSize: number }): Promise<{ items: DocumentSummary[]; total: number }>;
+  /** Null when the tenant has no such document. */
+  read(caller: Principal, id: string): Promise<KnowledgeDocument | null>;
   /** False when the tenant has no such document. */
   remove(caller: Principal, id: string): Promise<boolean>;
 }
@@ -20,6 +22,7 @@ export function createKnowledgeBase(deps: { pool: Pool }): KnowledgeBase {
       return { id, title };
     },
     list: (caller, page) => listDocuments(deps.pool, caller.tenantId, page),
+    read: (caller, id) => readDocument(deps.pool, caller.tenantId, id),
     remove: (caller, id) => deleteDocument(deps.pool, caller.tenantId, id),
   };
 }

@@ -41,7 +41,7 @@ const common = (summary: string, description: string) => ({ tags: ["knowledge"],
 const READ = { policy: resourcePolicy("knowledge.document.read", "knowledge") };
 const WRITE = { policy: resourcePolicy("knowledge.document.write", "knowledge") };
 
-/** The tenant's knowledge base: add (chunked), list, delete. Tenants never see each other's documents. */
+/** The tenant's knowledge base: add (chunked), list, read, delete. Tenants never see each other's documents. */
 export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const knowledge = deps.knowledge ?? createKnowledgeBase({ pool: deps.pool });
@@ -80,6 +80,26 @@ export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRou
       const pageSize = Number(request.query.page_size ?? 20);
       const { items, total } = await knowledge.list(principalOf(request), { page, pageSize });
       return { items, page, page_size: pageSize, total };
+    },
+  );
+
+  api.get(
+    "/v1/knowledge/documents/:id",
+    {
+      config: { ...READ, notFound: "document not found" },
+      schema: {
+        ...common(
+          "Read a document",
+          "One document of the tenant, whole (policy point knowledge.document.read): what a run's evidence points at by document_id.",
+        ),
+        params: DocumentParams,
+        response: { 200: Type.Composite([DocumentSummary, Type.Object({ body: Type.String() })]), ...problemResponses({ notFound: true }) },
+      },
+    },
+    async (request) => {
+      const document = await knowledge.read(principalOf(request), request.params.id);
+      if (!document) throw new NotFoundError("document not found");
+      return document;
     },
   );
 

@@ -24,7 +24,11 @@ describe("replay and projection rebuild, as commands against a real store", () =
       timeout: 60_000,
     });
 
-  const snapshots = () => Promise.all(runIds.map(async (id) => (await platform.http("GET", `/v1/agents/runs/${id}`, { token: alice })).body));
+  /** The runs as the API shows them; `damaged` when the test broke the projection on purpose (its answers cannot fit the document). */
+  const snapshots = (damaged?: "damaged") =>
+    Promise.all(
+      runIds.map(async (id) => (await platform.http("GET", `/v1/agents/runs/${id}`, { token: alice, ...(damaged ? { unchecked: "the runs projection is damaged on purpose" } : {}) })).body),
+    );
 
   beforeAll(async () => {
     platform = await startTestPlatform();
@@ -89,7 +93,7 @@ describe("replay and projection rebuild, as commands against a real store", () =
     expect(columnsBefore.every((r) => r.idempotency_key && r.request_hash)).toBe(true);
 
     await pool.query("UPDATE runs SET state = 'queued', output = NULL, finished_at = NULL, usage = '{}'::jsonb");
-    const corrupted = await snapshots();
+    const corrupted = await snapshots("damaged");
     expect(corrupted.every((s) => s.state === "queued" && s.output === null)).toBe(true);
 
     const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events");

@@ -220,6 +220,53 @@ export interface ContextCompacted {
   };
 }
 
+/** One earlier turn of the thread as the model is shown it (context across turns, docs/threads.md). */
+export interface HistoryTurn {
+  readonly run_id: string;
+  /** How the earlier run ended. */
+  readonly status: "succeeded" | "failed" | "cancelled";
+  /** The user's input of that run (cut to a bound). */
+  readonly input: string;
+  /** Its final answer's text (cut to a bound); null when it ended without one. */
+  readonly answer: string | null;
+  /** Its tool steps kept, as step-ledger lines, oldest first; one line is one call with its result. */
+  readonly steps: readonly string[];
+  /** How many of its tool steps were left out to fit the window (the oldest). */
+  readonly steps_dropped: number;
+}
+
+/** What the truncation left out of one earlier run. */
+export interface HistoryDrop {
+  readonly run_id: string;
+  /** `turn`: the whole turn (input, answer, steps); `steps`: only that many of its tool steps. */
+  readonly part: "turn" | "steps";
+  /** `budget`: to fit the token budget; `turn_limit`: older than the newest turns the runner reads. */
+  readonly reason: "budget" | "turn_limit";
+  /** Tool steps left out (for `turn`, all it had; 0 when it was not read). */
+  readonly steps: number;
+  /** Estimated tokens left out (0 when it was not read). */
+  readonly tokens: number;
+}
+
+/**
+ * The thread's earlier turns, as loaded once before the run's first model call: what the model is shown
+ * (right after the system prompt) and what was dropped to fit its window. Recorded so that a resumed run
+ * and a replay show the model exactly the same history.
+ */
+export interface ContextHistory {
+  readonly type: "context.history";
+  readonly data: {
+    readonly thread_id: string;
+    /** Earlier turns kept, oldest first. */
+    readonly turns: readonly HistoryTurn[];
+    /** What was left out, oldest run first. */
+    readonly dropped: readonly HistoryDrop[];
+    /** Estimated tokens of the history as shown, and the budget it had to fit. */
+    readonly tokens: number;
+    readonly budget_tokens: number;
+  };
+}
+
 /** A provider profile failed and the next one answered. */
 export interface ProviderFallback {
   readonly type: "provider.fallback";
@@ -278,6 +325,7 @@ export type RunEvent =
   | ProviderFallback
   | MessageTruncated
   | ContextCompacted
+  | ContextHistory
   | Message
   | RunSucceeded
   | RunFailed

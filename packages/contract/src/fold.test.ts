@@ -168,6 +168,16 @@ describe("run fold", () => {
     expect(evolve(waiting, decided).confirmations).toEqual([{ call_id: "a", fingerprint: null, decision: "reject" }]);
   });
 
+  it("given context.history, then the thread's history counts as loaded and nothing else changes", () => {
+    const before = foldRun([queued, started("2026-11-30T09:00:01.000000Z")]);
+    expect(before).toMatchObject({ thread_id: "thread-1", history_loaded: false });
+    const history: RunEvent = {
+      type: "context.history",
+      data: { thread_id: "thread-1", turns: [], dropped: [], tokens: 0, budget_tokens: 8000 },
+    };
+    expect(evolve(before, history)).toEqual({ ...before, version: before.version + 1, history_loaded: true });
+  });
+
   it("throws on an unknown event type", () => {
     const bogus = { type: "run.exploded", data: {} } as unknown as RunEvent;
     expect(() => evolve(initialRunState, bogus)).toThrow(/unknown run event run\.exploded/);

@@ -70,6 +70,8 @@ export interface RunState {
   readonly continuations: number;
   /** Tool calls whose results the conversation shows compacted. */
   readonly compacted_calls: readonly string[];
+  /** The thread's earlier turns are recorded (`context.history`): a run in a thread loads them once. */
+  readonly history_loaded: boolean;
 }
 
 export interface ToolOutcomeRecord {
@@ -112,6 +114,7 @@ export const initialRunState: RunState = {
   partial_text: "",
   continuations: 0,
   compacted_calls: [],
+  history_loaded: false,
 };
 
 function mergeEvidence(known: readonly Evidence[], more: readonly Evidence[]): readonly Evidence[] {
@@ -247,6 +250,8 @@ export function evolve(state: RunState, event: RunEvent): RunState {
       };
     case "context.compacted":
       return { ...next, compacted_calls: [...state.compacted_calls, ...event.data.call_ids] };
+    case "context.history":
+      return { ...next, history_loaded: true };
     case "run.succeeded":
       return { ...next, status: "succeeded", output: event.data.output, finished_at: event.data.finished_at, awaiting: null };
     case "run.failed":

@@ -33,6 +33,9 @@ export {
   type ProviderFallback,
   type MessageTruncated,
   type ContextCompacted,
+  type ContextHistory,
+  type HistoryTurn,
+  type HistoryDrop,
   type Message,
   type RunSucceeded,
   type RunFailed,
@@ -40,6 +43,15 @@ export {
 } from "./events";
 export { snapshotOf, type RunSnapshot } from "./snapshot";
 export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./fold";
+export type { ThreadEvent, ThreadEventType, ThreadCreated, ThreadRunAdded, ThreadArchived } from "./thread-events";
+export {
+  evolveThread,
+  foldThread,
+  initialThreadState,
+  threadSnapshotOf,
+  type ThreadState,
+  type ThreadSnapshot,
+} from "./thread-fold";
 export { confirmationFor, recordDecision, type ConfirmationRecord } from "./confirmations";
 export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
 export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";

@@ -70,6 +70,7 @@ export const ROUTES: readonly RouteSpec[] = [
       input: `fuzz run ${rng.int(0, 1e6)}`,
       ...maybe(rng, 0.3, () => ({ mode: rng.pick(["agent", "ask"]) })),
       ...maybe(rng, 0.3, () => ({ response_language: rng.pick(["en", "de-CH", "zh-Hant-TW"]) })),
+      ...maybe(rng, 0.1, () => ({ thread_id: seededUuid(rng) })),
     }),
   }),
   route("GET /v1/agents/runs", 6, {
@@ -91,6 +92,14 @@ export const ROUTES: readonly RouteSpec[] = [
     body: (rng) => ({ decision: rng.pick(["approve", "reject"]), ...maybe(rng, 0.3, () => ({ fingerprint: "ab".repeat(32) })) }),
   }),
   route("POST /v1/agents/runs/:id/cancel", 5, { target: onRun("/cancel", true) }),
+  // Threads (issue 16): ids drawn at random (a thread of nobody, mostly 404) or odd; bodies bent by the generator.
+  route("POST /v1/threads", 3, {
+    target: fixed("/v1/threads"),
+    body: (rng) => ({ ...maybe(rng, 0.7, () => ({ title: rng.pick(["Refunds", "😀 émojis", fuzzString(rng)]) })) }),
+  }),
+  route("GET /v1/threads", 3, { target: fixed("/v1/threads"), query: pageQuery }),
+  route("GET /v1/threads/:id", 3, { target: (rng) => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}` }) }),
+  route("DELETE /v1/threads/:id", 2, { target: (rng) => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}` }) }),
   route("POST /v1/knowledge/documents", 3, {
     target: fixed("/v1/knowledge/documents"),
     body: (rng) => ({ title: `fuzz doc ${rng.int(0, 1e6)}`, body: "Some text.", ...maybe(rng, 0.3, () => ({ format: rng.pick(["text", "markdown"]) })) }),

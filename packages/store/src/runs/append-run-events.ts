@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError } from "@steward/platform";
 import { assertEventsFit } from "../event-store/event-size";
@@ -81,10 +81,11 @@ ORDER BY outbox_id NULLS FIRST, version`;
 
 /**
  * The one write path of a run: append the events with optimistic concurrency on the state's version, put
- * their bus copies and any commands in the outbox, and update the runs projection — in one statement. An
- * event over the size limit writes nothing (EventTooLargeError).
+ * their bus copies and any commands in the outbox, and update the runs projection — in one statement (in the
+ * caller's transaction when given a client: adding a run to a thread). An event over the size limit writes
+ * nothing (EventTooLargeError).
  */
-export async function appendRunEvents(pool: Pool, input: AppendRunEventsInput): Promise<AppendRunEventsResult> {
+export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunEventsInput): Promise<AppendRunEventsResult> {
   assertEventsFit(input.runId, input.events);
   const state = foldRun(input.events, input.state);
   const names = busNames(input.namespace);

@@ -7,8 +7,8 @@ import { projectRun } from "./project-run";
 /**
  * Rebuilds the runs projection from the event store: every stream is folded and its row upserted through
  * `projectRun`, so the request columns (idempotency key, request hash, last request) of existing rows stay,
- * and leases stay on unfinished runs. Nothing is deleted; a stream without run.queued is not a run and is
- * skipped. One transaction, holding the runs table against writers (readers go on) so that no append can
+ * and leases stay on unfinished runs. Nothing is deleted; a stream that does not open with run.queued is not
+ * a run (a thread's, say) and is skipped. One transaction, holding the runs table against writers (readers go on) so that no append can
  * project a newer fold that this rebuild then overwrites with an older one. Resolves with the runs written
  * and the events folded.
  */
@@ -16,7 +16,7 @@ export async function rebuildRunsProjection(pool: Pool): Promise<{ runs: number;
   return inTransaction(pool, async (client) => {
     await client.query("LOCK TABLE runs IN EXCLUSIVE MODE");
     const { rows } = await client.query<{ stream_id: string; tenant_id: string }>(
-      "SELECT DISTINCT ON (stream_id) stream_id, tenant_id FROM events ORDER BY stream_id, version",
+      "SELECT stream_id, tenant_id FROM events WHERE version = 1 AND type = 'run.queued' ORDER BY stream_id",
     );
     let runs = 0;
     let events = 0;

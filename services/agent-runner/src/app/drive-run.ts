@@ -1,12 +1,13 @@
 import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream, type DirectPublisher } from "@steward/store";
+import { appendRunEvents, listEndedThreadRuns, readStream, type DirectPublisher } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";
 import { ModelCallAbortedError, ModelUnavailableError, type ModelProvider } from "../domain/model";
 import { callsToCompact, estimateTokens } from "../domain/compaction";
 import { outputCeiling } from "../domain/output-ceiling";
+import { HISTORY_MAX_TURNS, buildHistory, historyBudget, type EarlierRun } from "../domain/thread-history";
 import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../domain/tool-catalog";
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import { stepClock, type DriveObserver } from "./drive-observer";
@@ -129,6 +130,28 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     return { kind: "window_compacted", stepNo, callIds, tokensBefore: estimateTokens(messages), tokensAfter };
   }
 
+  /**
+   * The thread's earlier turns that ended before this run was created, built into the history to record and
+   * truncated to the budget the model's window leaves (docs/threads.md). Read again if the runner dies before
+   * it is recorded: those runs are over, so the same history comes out.
+   */
+  async function loadHistory(): Promise<Observation> {
+    const threadId = state.thread_id!;
+    const ids = await listEndedThreadRuns(deps.pool, {
+      tenantId: ctx.tenantId,
+      createdBy: state.created_by,
+      threadId,
+      runId: ctx.runId,
+      endedBy: state.created_at!,
+    });
+    const read = ids.slice(-HISTORY_MAX_TURNS);
+    const runs: EarlierRun[] = [];
+    for (const runId of read) runs.push({ runId, events: await readStream(deps.pool, runId) });
+    const maxOutput = outputCeiling({ profileMax: deps.model?.maxOutputTokens, model: deps.model?.name, agentState: state.agent_state });
+    const budgetTokens = historyBudget(deps.model?.contextTokens, maxOutput);
+    return { kind: "history_loaded", history: buildHistory({ threadId, runs, unread: ids.slice(0, ids.length - read.length), budgetTokens }) };
+  }
+
   /** Asks the model, bounded by the run's deadline and by a cancellation. */
   async function askModel(stepNo: number): Promise<Observation | ModelCallAbortedError> {
     if (cancelAbort.signal.aborted) cancelAbort = new AbortController();
@@ -226,6 +249,9 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
           observation = answer;
           break;
         }
+        case "load_history":
+          observation = await loadHistory();
+          break;
         case "invoke_tool": {
           const sent = await callTool(effect);
           observation = sent.observation;

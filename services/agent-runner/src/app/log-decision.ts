@@ -32,6 +32,11 @@ export function logDecision(log: Logger, events: readonly RunEvent[], toolExecCa
       case "context.compacted":
         log.info({ step_no: e.data.step_no, compacted: e.data.call_ids.length, tokens_before: e.data.tokens_before, tokens_after: e.data.tokens_after }, "context compacted");
         break;
+      case "context.history": {
+        const { turns, dropped, tokens, budget_tokens } = e.data;
+        log.info({ step_no: 0, turns: turns.length, dropped: dropped.length, tokens, budget_tokens }, "thread history loaded");
+        break;
+      }
       case "tool_result": {
         const { step_no, tool_name: tool, result_code, decision } = e.data;
         if (toolExecCall?.callId === e.data.call_id) {

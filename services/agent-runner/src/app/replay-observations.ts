@@ -71,6 +71,15 @@ export function observedTool(recorded: readonly StoredRunEvent[], at: number, st
   return { kind: "tool_outcome", result: result as ToolResult };
 }
 
+/**
+ * The thread's history as the loop built it, read from the recorded `context.history` (the earlier runs and
+ * the model's window are not part of this run's recording). Null when none is recorded there.
+ */
+export function observedHistory(recorded: readonly StoredRunEvent[], at: number, state: RunState, fromOutside: FromOutside): Observation | null {
+  const first = recorded[nextOwn(recorded, at, state, fromOutside)];
+  return first?.type === "context.history" ? { kind: "history_loaded", history: first.data } : null;
+}
+
 /** The PDP's decision is absent from recordings made before the runner recorded decisions. */
 export function decisionNotRecorded(want: { type: string }, got: StoredRunEvent | undefined): boolean {
   return want.type === "tool.decided" && got?.type === "tool_result";

@@ -14,7 +14,7 @@ import { decide, type DecideContext, type Decision, type Observation } from "../
 import type { ToolCatalog } from "../domain/tool-catalog";
 import { recordedCatalog } from "./replay-catalog";
 import { describe, sameDecision } from "./replay-compare";
-import { decisionNotRecorded, observedModel, observedTool } from "./replay-observations";
+import { decisionNotRecorded, observedHistory, observedModel, observedTool } from "./replay-observations";
 
 export interface Divergence {
   /** The recorded event where the replay parted (one past the last event when the recording ends early). */
@@ -134,6 +134,12 @@ export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
         const seen = observedModel(events, at, state, effect.stepNo, fromOutside);
         if (seen) observation = seen;
         else if (!fromOutside(events[at], state)) diverge(`the model's answer for step ${effect.stepNo} (thought, message or run.failed 60300-60302)`);
+        break;
+      }
+      case "load_history": {
+        const seen = observedHistory(events, at, state, fromOutside);
+        if (seen) observation = seen;
+        else if (!fromOutside(events[at], state)) diverge("the thread's history (context.history)");
         break;
       }
       case "invoke_tool":

@@ -1,5 +1,6 @@
 import type { RunEvent } from "@steward/contract";
 import { conversationOf, toolMessageContent } from "./conversation";
+import { ownInputOf } from "./thread-history";
 
 const queued = (responseLanguage: string | null): RunEvent => ({
   type: "run.queued",
@@ -84,6 +85,50 @@ describe("conversationOf", () => {
   it("ignores lifecycle events that the model does not see", () => {
     const done: RunEvent = { type: "run.succeeded", data: { output: { text: "x", evidence: [] }, finished_at: "2026-11-30T09:01:00.000000Z" } };
     expect(conversationOf([queued(null), started, toolCall, done])).toHaveLength(2);
+  });
+});
+
+describe("conversationOf in a thread", () => {
+  const inThread: RunEvent = { ...queued("English"), data: { ...(queued("English").data as object), thread_id: "t1" } } as RunEvent;
+  const history: RunEvent = {
+    type: "context.history",
+    data: {
+      thread_id: "t1",
+      turns: [
+        { run_id: "r1", status: "succeeded", input: "Where is the Lisbon office?", answer: "On Rua Augusta.", steps: ['- step 1 search: ok {"city":"Lisbon"}'], steps_dropped: 1 },
+        { run_id: "r2", status: "cancelled", input: "And Porto?", answer: null, steps: [], steps_dropped: 0 },
+      ],
+      dropped: [{ run_id: "r1", part: "steps", reason: "budget", steps: 1, tokens: 30 }],
+      tokens: 60,
+      budget_tokens: 100,
+    },
+  };
+
+  it("given a recorded history, then the earlier turns sit between the system prompt and the run's own input", () => {
+    const messages = conversationOf([inThread, started, history, thought, toolCall, toolResult]);
+    expect(messages.map((m) => m.role)).toEqual(["system", "user", "user", "user", "assistant", "user", "user", "user", "user", "user", "assistant", "tool"]);
+    expect(messages.slice(1, 9).map((m) => m.content)).toEqual([
+      "Earlier turns of this conversation follow, oldest first.",
+      "Where is the Lisbon office?",
+      'Tool steps of that turn, oldest first (tool output, for reference only; 1 earlier step left out):\n- step 1 search: ok {"city":"Lisbon"}',
+      "On Rua Augusta.",
+      "And Porto?",
+      "That turn ended cancelled without an answer.",
+      "End of the earlier turns. The current request follows.",
+      "Summarise the refund policy",
+    ]);
+    expect(ownInputOf(messages)).toBe("Summarise the refund policy");
+    expect(messages[9].content).toBe('Write your answer in this language: "English".');
+    // The system prompt is the same as without a thread; no history text reaches it.
+    expect(messages[0]).toEqual(conversationOf([queued(null)])[0]);
+    // Every tool message still follows the assistant message that called it.
+    expect(messages.filter((m) => m.role === "tool").map((m) => (m.role === "tool" ? m.tool_call_id : ""))).toEqual(["call-1"]);
+  });
+
+  it("given a run without a recorded history, then exactly the conversation of a run without a thread", () => {
+    const plain = [queued(null), started, thought, toolCall, toolResult, message];
+    const threaded = plain.map((e) => (e.type === "run.queued" ? ({ ...e, data: { ...e.data, thread_id: "t1" } } as RunEvent) : e));
+    expect(conversationOf(threaded)).toEqual(conversationOf(plain));
   });
 });
 

@@ -1,6 +1,7 @@
 import { RunErrorCode, ToolResultCode, foldRun, parseMicros, type RunEvent, type ToolResult } from "@steward/contract";
 import { decide, decideThrough, type DecideContext, type Observation } from "./decider";
 import type { ModelAnswer } from "./model";
+import type { HistoryData } from "./thread-history";
 import { askUserTool, type ToolCatalog, type ToolInfo } from "./tool-catalog";
 
 const createdAt = "2026-11-30T09:00:00.000000Z";
@@ -215,5 +216,54 @@ describe("the run decider: given the run's events, when something is observed, t
     expect(decide(run, nothing, late).events).toMatchObject([{ type: "run.failed", data: { error: { code: RunErrorCode.deadlinePassed, step_no: 1 } } }]);
     const cancelled = foldRun([{ type: "run.cancel_requested", data: { requested_at: createdAt } }], run);
     expect(decide(cancelled, nothing, late).events).toMatchObject([{ type: "run.cancelled" }]);
+  });
+});
+
+describe("a run in a thread: its earlier turns are loaded and recorded before its first model call", () => {
+  const inThread: RunEvent = { ...queued, data: { ...(queued.data as object), thread_id: "thread-1" } } as RunEvent;
+  const history: HistoryData = {
+    thread_id: "thread-1",
+    turns: [{ run_id: "r1", status: "succeeded", input: "earlier", answer: "said", steps: ["- step 1 search: ok {}"], steps_dropped: 0 }],
+    dropped: [{ run_id: "r0", part: "turn", reason: "budget", steps: 0, tokens: 12 }],
+    tokens: 20,
+    budget_tokens: 100,
+  };
+  const loaded: Observation = { kind: "history_loaded", history };
+  const recorded: RunEvent = { type: "context.history", data: history };
+
+  it("given a queued run in a thread, then run.started and the history is loaded, not the model asked", () => {
+    const d = decideThrough(foldRun([inThread]), nothing, ctx);
+    expect(types(d.events)).toEqual(["run.started"]);
+    expect(d.effect).toEqual({ kind: "load_history" });
+  });
+
+  it("when the history is loaded, then context.history is recorded alone, and then the model is asked for step 1", () => {
+    const d = decideThrough(foldRun([inThread, started]), loaded, ctx);
+    expect(d.events).toEqual([recorded]);
+    expect(d.effect).toEqual({ kind: "call_model", stepNo: 1 });
+    expect(d.state.history_loaded).toBe(true);
+  });
+
+  it("given a runner that died after loading and before recording, then the next holder loads again: the same order", () => {
+    // Nothing of the load is in the events: the resumed run stands where it stood before the load.
+    const resumed = foldRun([inThread, started]);
+    expect(decide(resumed, nothing, ctx)).toEqual({ events: [], effect: { kind: "load_history" } });
+    expect(decideThrough(resumed, loaded, ctx).events).toEqual([recorded]);
+  });
+
+  it("given the history recorded, then it is never loaded or recorded again (a reload, a resume after a question)", () => {
+    const run = foldRun([inThread, started, recorded]);
+    expect(decide(run, nothing, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
+    expect(decide(run, loaded, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
+  });
+
+  it("given a cancel request before the load, then the run is cancelled without loading", () => {
+    const run = foldRun([inThread, started, { type: "run.cancel_requested", data: { requested_at: createdAt } }]);
+    expect(decideThrough(run, nothing, ctx).events).toMatchObject([{ type: "run.cancelled" }]);
+  });
+
+  it("given a run without a thread, then no history is loaded and a loaded one is not recorded", () => {
+    expect(decideThrough(given(), nothing, ctx).effect).toEqual({ kind: "call_model", stepNo: 1 });
+    expect(decide(given(started), loaded, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
   });
 });

@@ -13,6 +13,7 @@ import { eventsForAnswer } from "./answer";
 import type { ModelAnswer } from "./model";
 import { nextStep } from "./next-step";
 import { deadlineFailure } from "./overdue";
+import type { HistoryData } from "./thread-history";
 import type { ToolCatalog } from "./tool-catalog";
 import { gateCall } from "./tool-gate";
 import { controlledResult, eventsForToolOutcome, outcomeUnknownResult, shortCircuitResult, toolCallSent } from "./tool-events";
@@ -26,13 +27,17 @@ export type Observation =
   | { readonly kind: "model_answer"; readonly stepNo: number; readonly answer: ModelAnswer; readonly primary?: string }
   | { readonly kind: "model_unavailable"; readonly stepNo: number; readonly lastDelivery: boolean; readonly retryAfterMs?: number }
   /** tool-exec's answer to a call, as the `tool_result` it becomes. */
-  | { readonly kind: "tool_outcome"; readonly result: ToolResult };
+  | { readonly kind: "tool_outcome"; readonly result: ToolResult }
+  /** The thread's earlier turns, built and truncated by the caller (`buildHistory`), to record. */
+  | { readonly kind: "history_loaded"; readonly history: HistoryData };
 
 /** The I/O the loop does after appending a decision's events. */
 export type Effect =
   /** Nothing to do outside: decide again with nothing observed. */
   | { readonly kind: "decide_again" }
   | { readonly kind: "call_model"; readonly stepNo: number }
+  /** Read the thread's earlier runs; the history built from them is the next observation. */
+  | { readonly kind: "load_history" }
   | { readonly kind: "invoke_tool"; readonly call: RequestedToolCall; readonly exploration: boolean }
   | { readonly kind: "wait_for_user" }
   | { readonly kind: "finished" }
@@ -93,6 +98,10 @@ export function decide(state: RunState, observation: Observation, ctx: DecideCon
       if (!call) return decideFromState(state, ctx);
       return again(...eventsForToolOutcome(state, call, ctx.catalog.get(call.tool_name), observation.result, at));
     }
+    case "history_loaded":
+      // Recorded once: a history loaded again after it was recorded (a reload) changes nothing.
+      if (!state.thread_id || state.history_loaded) return decideFromState(state, ctx);
+      return again({ type: "context.history", data: observation.history });
     default: {
       const unreachable: never = observation;
       throw new TypeError(`unknown observation ${JSON.stringify(unreachable)}`);
@@ -118,6 +127,8 @@ function decideFromState(state: RunState, ctx: DecideContext): Decision {
       return again(shortCircuitResult(state, step.call));
     case "run_tool":
       return gatedCall(state, step.call, ctx);
+    case "load_history":
+      return { events: [], effect: { kind: "load_history" } };
     case "call_model":
       return { events: [], effect: { kind: "call_model", stepNo: step.stepNo } };
     default: {

@@ -137,3 +137,23 @@ describe("eventsForAnswer", () => {
     expect(events[1]).toEqual({ type: "run.succeeded", data: { output: { text: "part1 part2 end", evidence: [] }, finished_at: at } });
   });
 });
+
+describe("nextStep in a thread", () => {
+  const inThread: RunEvent = { ...queued, data: { ...(queued.data as object), thread_id: "thread-1" } } as RunEvent;
+  const history: RunEvent = { type: "context.history", data: { thread_id: "thread-1", turns: [], dropped: [], tokens: 0, budget_tokens: 100 } };
+
+  it("given a started run in a thread without its history, then load it before the first model call", () => {
+    expect(nextStep(foldRun([inThread]), beforeDeadline, registered)).toEqual({ kind: "start" });
+    expect(nextStep(foldRun([inThread, started]), beforeDeadline, registered)).toEqual({ kind: "load_history" });
+    expect(nextStep(foldRun([inThread, started, history]), beforeDeadline, registered)).toEqual({ kind: "call_model", stepNo: 1 });
+  });
+
+  it("given the deadline passed, then the failure comes before the load", () => {
+    expect(nextStep(foldRun([inThread, started]), parseMicros(deadline), registered)).toMatchObject({ kind: "fail", error: { code: 60402 } });
+  });
+
+  it("given a run in a thread that made model calls without a recorded history, then it goes on without one", () => {
+    const midway = foldRun([inThread, started, thought(1, [{ tool: "search", args: "{}" }]), result(1, "c1-0")]);
+    expect(nextStep(midway, beforeDeadline, registered)).toEqual({ kind: "call_model", stepNo: 2 });
+  });
+});

@@ -18,6 +18,8 @@ export type NextStep =
   | { readonly kind: "open_circuit"; readonly toolName: string; readonly failures: number }
   | { readonly kind: "short_circuit"; readonly call: RequestedToolCall }
   | { readonly kind: "cancel" }
+  /** A run in a thread, before its first model call: load the thread's earlier turns (docs/threads.md). */
+  | { readonly kind: "load_history" }
   | { readonly kind: "call_model"; readonly stepNo: number };
 
 /**
@@ -34,6 +36,8 @@ export function nextStep(state: RunState, nowMicros: bigint, registered: Registe
   const overdue = deadlineFailure(state, nowMicros);
   if (overdue) return { kind: "fail", error: overdue };
   if (state.status === "queued") return { kind: "start" };
+  // Once, before the first model call; a run that made model calls without it (none was recorded so) goes on so.
+  if (state.thread_id && !state.history_loaded && state.step_no === 0) return { kind: "load_history" };
   const cycle = detectCycle(state.tool_history);
   if (cycle) {
     return {

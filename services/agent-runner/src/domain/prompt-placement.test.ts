@@ -85,6 +85,28 @@ describe("prompt placement: the system message holds Steward's own text only", (
     expect(byRole("assistant")).toContain(`${MARK}-partial`);
   });
 
+  it("a thread's recorded history (earlier inputs, answers, tool steps) reaches user and assistant messages, never the system one", () => {
+    const [queued, ...rest] = hostileRun({ nextState: "focused" });
+    const history: RunEvent = {
+      type: "context.history",
+      data: {
+        thread_id: "t1",
+        turns: [{ run_id: "r1", status: "succeeded", input: `${MARK}-old-input`, answer: `${MARK}-old-answer`, steps: [`- step 1 search: ok ${MARK}-old-step`], steps_dropped: 0 }],
+        dropped: [],
+        tokens: 10,
+        budget_tokens: 100,
+      },
+    };
+    const events = [{ ...queued, data: { ...(queued.data as object), thread_id: "t1" } } as RunEvent, rest[0], history, ...rest.slice(1)];
+    for (const { state, messages } of iterations(events)) {
+      expect(messages.filter((m) => m.role === "system").map((m) => m.content)).toEqual([systemPrompt(state.agent_state)]);
+    }
+    const last = iterations(events).at(-1)!.messages;
+    const byRole = (role: string) => last.filter((m) => m.role === role).map((m) => String(m.content)).join("\n");
+    for (const text of [`${MARK}-old-input`, `${MARK}-old-step`]) expect(byRole("user")).toContain(text);
+    expect(byRole("assistant")).toContain(`${MARK}-old-answer`);
+  });
+
   it("a state with no section of its own is not named in the system prompt", () => {
     expect(systemPrompt(`${MARK}-state`)).not.toContain(MARK);
     expect(systemPrompt("toString")).toBe(systemPrompt(`${MARK}-state`));

@@ -1,4 +1,4 @@
-import type { RunEvent } from "@steward/contract";
+import type { RunEvent, ToolResult } from "@steward/contract";
 
 /** The ledger's budget (SPEC §4); it is tool output, so it goes into a user message, never the system prompt. */
 export const LEDGER_MAX_CHARS = 1500;
@@ -6,6 +6,11 @@ export const LEDGER_MAX_CHARS = 1500;
 function preview(value: unknown, max: number): string {
   const text = typeof value === "string" ? value : JSON.stringify(value ?? null);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** One tool step as a ledger line: step, tool, outcome and the first `previewChars` of the result. */
+export function ledgerLine(result: ToolResult["data"], previewChars: number): string {
+  return `- step ${result.step_no} ${result.tool_name}: ${result.result_code} ${preview(result.result, previewChars)}`;
 }
 
 /**
@@ -16,7 +21,7 @@ export function stepLedger(events: readonly RunEvent[], maxChars = LEDGER_MAX_CH
   const lines: string[] = [];
   for (const e of events) {
     if (e.type !== "tool_result" || e.data.tool_name === "ask_user") continue;
-    lines.push(`- step ${e.data.step_no} ${e.data.tool_name}: ${e.data.result_code} ${preview(e.data.result, 120)}`);
+    lines.push(ledgerLine(e.data, 120));
   }
   let out = "";
   for (const line of lines.reverse()) {

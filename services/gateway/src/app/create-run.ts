@@ -10,8 +10,8 @@ import {
   type RunRequested,
   type RunSnapshot,
 } from "@steward/contract";
-import { ValidationError, type Pool } from "@steward/platform";
-import { appendRunEvents, findByIdempotencyKey } from "@steward/store";
+import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
+import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput } from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
 import type { Principal } from "../adapters/http/auth";
 import type { CreateRunBody } from "../adapters/http/schemas";
@@ -34,6 +34,10 @@ const UNIQUE_VIOLATION = "23505";
  * One statement (one commit) per created run, with or without a key: the key is not looked up first. A key
  * used before makes the insert meet the unique index on (tenant, creator, key); nothing of it is kept, and
  * the run created first is answered (or the request refused when its body differs).
+ *
+ * With a `thread_id` the run continues the caller's thread: in one transaction that locks the thread's row, the
+ * thread must be the caller's (else 404), not archived and without a run still active (else 409), and the run
+ * is queued and added to the thread's stream (docs/threads.md).
  */
 export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: () => string; deadlineSeconds?: number }) {
   const clock = deps.clock ?? nowMicros;
@@ -50,6 +54,31 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
     return found.snapshot;
   }
 
+  /** The run once added to the thread, or the run created first with its Idempotency-Key (a retry). */
+  async function inThread(cmd: CreateRunCommand, threadId: string, append: AppendRunEventsInput, createdAt: string, requestHash: string): Promise<RunSnapshot> {
+    const owner = { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId };
+    const outcome = await addRunToThread(deps.pool, { threadId, owner, run: append, addedAt: createdAt });
+    switch (outcome.kind) {
+      case "added":
+        return snapshotOf(append.runId, outcome.run.state);
+      case "not_found":
+        throw new NotFoundError("thread not found");
+      case "archived":
+        throw new ConflictError("the thread is archived: it takes no new run");
+      case "active_run":
+        throw new ConflictError("a run of this thread is still active: wait for it to end (or cancel it)");
+      case "key_used": {
+        const first = await replayed(cmd, requestHash);
+        if (first) return first;
+        throw new ConflictError("this Idempotency-Key names a run that is gone");
+      }
+      default: {
+        const unknown: never = outcome;
+        throw new TypeError(`unknown outcome ${(unknown as { kind: string }).kind}`);
+      }
+    }
+  }
+
   return async function createRun(cmd: CreateRunCommand): Promise<RunSnapshot> {
     checkRunContent(cmd.body);
     const requestHash = createHash("sha256").update(canonicalJson(cmd.body)).digest("hex");
@@ -59,40 +88,41 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
     if (cmd.elevationSessionId) command.elevation_session_id = cmd.elevationSessionId;
     // No roles are written here: the membership is the PDP's fact, seeded at the user's first decision and
     // changed only by administrators (a token re-sent with each run must not undo a revocation).
+    const append: AppendRunEventsInput = {
+      runId,
+      tenantId: cmd.principal.tenantId,
+      state: initialRunState,
+      events: [
+        {
+          type: "run.queued",
+          data: {
+            input: cmd.body.input,
+            mode: cmd.body.mode ?? "agent",
+            response_language: cmd.body.response_language ?? null,
+            created_by: cmd.principal.userId,
+            created_at: createdAt,
+            deadline_at: addSeconds(createdAt, deadlineSeconds),
+            thread_id: cmd.body.thread_id ?? null,
+            elevation_session_id: cmd.elevationSessionId ?? null,
+          },
+        },
+      ],
+      commands: [
+        {
+          subject: names.runRequested,
+          msgId: `run.requested.${runId}`,
+          payload: command,
+          headers: { "Steward-Run-Id": runId, traceparent: cmd.traceparent },
+        },
+      ],
+      namespace: deps.namespace,
+      traceparent: cmd.traceparent,
+      idempotencyKey: cmd.idempotencyKey ?? null,
+      requestHash,
+    };
     try {
-      const { state } = await appendRunEvents(deps.pool, {
-        runId,
-        tenantId: cmd.principal.tenantId,
-        state: initialRunState,
-        events: [
-          {
-            type: "run.queued",
-            data: {
-              input: cmd.body.input,
-              mode: cmd.body.mode ?? "agent",
-              response_language: cmd.body.response_language ?? null,
-              created_by: cmd.principal.userId,
-              created_at: createdAt,
-              deadline_at: addSeconds(createdAt, deadlineSeconds),
-              thread_id: null,
-              elevation_session_id: cmd.elevationSessionId ?? null,
-            },
-          },
-        ],
-        commands: [
-          {
-            subject: names.runRequested,
-            msgId: `run.requested.${runId}`,
-            payload: command,
-            headers: { "Steward-Run-Id": runId, traceparent: cmd.traceparent },
-          },
-        ],
-        namespace: deps.namespace,
-        traceparent: cmd.traceparent,
-        idempotencyKey: cmd.idempotencyKey ?? null,
-        requestHash,
-      });
-      return snapshotOf(runId, state);
+      if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash);
+      return snapshotOf(runId, (await appendRunEvents(deps.pool, append)).state);
     } catch (err) {
       // The key was used before (a retry, or two retries racing): answer with the run created first.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {

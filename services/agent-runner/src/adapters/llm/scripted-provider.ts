@@ -1,4 +1,5 @@
 import type { ChatMessage, ModelAnswer, ModelProvider, ModelRequest } from "../../domain/model";
+import { ownInputOf } from "../../domain/thread-history";
 
 /** Rough token count for the demo model's usage figures: one token per four characters. */
 function approxTokens(text: string): number {
@@ -30,8 +31,9 @@ export function createScriptedProvider(): ModelProvider {
     name: "scripted",
     async complete(request: ModelRequest): Promise<ModelAnswer> {
       const messages = request.messages;
-      // The run's input is the first user message; notes (language, step ledger) follow it as user messages.
-      const question = messages.find((m) => m.role === "user")?.content ?? "";
+      // The run's input is the first user message after a thread's earlier turns; notes (language, step
+      // ledger) follow it as user messages.
+      const question = ownInputOf(messages);
       const inputTokens = approxTokens(messages.map((m) => ("content" in m && m.content) || "").join(" "));
       const last = messages[messages.length - 1];
       const searched = messages.some((m) => m.role === "tool");

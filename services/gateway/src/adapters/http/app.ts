@@ -14,10 +14,11 @@ import { registerMemberRoutes } from "./routes/members";
 import { registerDatasetRoutes } from "./routes/datasets";
 import { registerProbeRoutes } from "./routes/probes";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
+import { registerThreadRoutes, type ThreadRoutesDeps } from "./routes/threads";
 import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
 import { registerConsoleRoutes, type ConsoleRoutesDeps } from "./routes/console";
 
-export interface AppDeps extends RunRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps {
+export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;
@@ -59,6 +60,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register(async (api) => {
     registerProbeRoutes(api, deps);
     registerRunRoutes(api, deps);
+    registerThreadRoutes(api, deps);
     registerAdminRoutes(api, deps);
     registerStatusRoutes(api, deps);
     registerKnowledgeRoutes(api, deps);

@@ -23,6 +23,9 @@ const SNAPSHOT = {
   thread_id: "not in any schema",
 } as unknown as RunSnapshot;
 
+const THREAD_ID = "3d1b7c2a-5e8f-4a90-b1c2-7f6e5d4c3b2a";
+const THREAD = { id: THREAD_ID, title: null, created_at: SNAPSHOT.created_at, updated_at: SNAPSHOT.created_at, archived_at: null, run_count: 1, last_run_id: RUN_ID };
+
 interface Asked {
   point: string;
   resource: { type: string; id: string };
@@ -50,6 +53,12 @@ function appWithFakes(asked: Asked[]): FastifyInstance {
     createRun: async () => SNAPSHOT,
     controls: { answer: async () => SNAPSHOT, confirm: async () => SNAPSHOT, cancel: async () => SNAPSHOT },
     policyAdmin: { getPolicySet: async () => ({}) },
+    threads: {
+      create: async () => THREAD,
+      list: async () => ({ items: [THREAD], total: 1 }),
+      get: async () => ({ ...THREAD, runs: [SNAPSHOT] }),
+      archive: async () => THREAD,
+    },
   } as unknown as AppDeps;
   return buildApp(deps);
 }
@@ -84,6 +93,28 @@ describe("the routes' declared contract (schemas, policy points, the order of re
       { point: "policy.admin", resource: { type: "resource", id: "policy.admin" } },
       { point: "knowledge.document.read", resource: { type: "resource", id: "knowledge" } },
     ]);
+  });
+
+  it("guards the thread routes with the runs' points over the runs' resource; a path that cannot name a thread is 404 first", async () => {
+    expect((await call("POST", "/v1/threads", "ok")).status).toBe(201);
+    expect((await call("POST", "/v1/threads", "ok", '{"title":"t"}')).status).toBe(201);
+    expect((await call("GET", "/v1/threads?page=2&page_size=5", "ok")).body).toEqual({ items: [THREAD], page: 2, page_size: 5, total: 1 });
+    expect((await call("GET", `/v1/threads/${THREAD_ID}`, "ok")).body).toEqual({ ...THREAD, runs: [JSON.parse(JSON.stringify(SNAPSHOT))] });
+    expect((await call("DELETE", `/v1/threads/${THREAD_ID}`, "ok")).status).toBe(200);
+    const run = { type: "run", id: "" };
+    expect(asked).toEqual([
+      { point: "agent.run.create", resource: run },
+      { point: "agent.run.create", resource: run },
+      { point: "agent.run.read", resource: run },
+      { point: "agent.run.read", resource: run },
+      { point: "agent.run.control", resource: run },
+    ]);
+    asked.length = 0;
+    expect((await call("GET", "/v1/threads/not-a-uuid", null)).body).toMatchObject({ status: 404, code: 10050, detail: "thread not found" });
+    expect((await call("DELETE", `/v1/threads/${THREAD_ID.toUpperCase()}`, null)).body).toMatchObject({ status: 404, code: 10050 });
+    expect(asked).toEqual([]);
+    expect((await call("GET", `/v1/threads/${THREAD_ID}?x=1`, "ok")).body).toMatchObject({ status: 400, code: 10001 });
+    expect((await call("POST", "/v1/threads", "ok", '{"title":null}')).body).toMatchObject({ status: 400, code: 10001 });
   });
 
   it("refuses in the pinned order: the body's bytes, then 401, then 403, then the schema's 400", async () => {

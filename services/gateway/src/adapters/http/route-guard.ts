@@ -19,6 +19,11 @@ declare module "fastify" {
     policy?: RoutePolicy;
     /** The detail of the 404 for a path that cannot name the route's resource. */
     notFound?: string;
+    /**
+     * The path names the route's resource though the PDP is asked about a fixed one (a thread, asked as the runs'
+     * resource): a path that cannot name it is 404 before the token, as when the policy names a path parameter.
+     */
+    pathNamesResource?: boolean;
   }
   interface FastifyRequest {
     /** Who is calling, set by the route guard on every route that declares a policy. */
@@ -57,8 +62,9 @@ export function registerRouteGuard(app: FastifyInstance, deps: RouteGuardDeps): 
     const policy = request.routeOptions.config.policy;
     if (!policy) return;
     let resource: { type: string; id: string };
+    const named = "param" in policy.resource || request.routeOptions.config.pathNamesResource === true;
+    if (named && !paramsFit(request)) throw new NotFoundError(request.routeOptions.config.notFound);
     if ("param" in policy.resource) {
-      if (!paramsFit(request)) throw new NotFoundError(request.routeOptions.config.notFound);
       resource = { type: policy.resource.type, id: (request.params as Record<string, string>)[policy.resource.param] };
     } else {
       resource = policy.resource;

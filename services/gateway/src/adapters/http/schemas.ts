@@ -8,12 +8,21 @@ import type { FastifySchemaCompiler } from "fastify";
  * (a number is a pattern): nothing is coerced, defaulted or dropped; a closed object refuses any other key.
  */
 
+/** An id of a run or a thread: lower-case UUID text. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** POST /v1/agents/runs: a closed object. Content limits are checked by the service layer (422). */
 export const CreateRunBody = Type.Object(
   {
     input: Type.String({ description: "What the agent is asked; 1-4000 characters, not only white space (else 422)" }),
     response_language: Type.Optional(Type.String({ description: "The language of the answer, 1-35 characters (else 422)" })),
     mode: Type.Optional(Type.Union([Type.Literal("agent"), Type.Literal("ask")], { description: '"agent" (default) or "ask" (read-only tools)' })),
+    thread_id: Type.Optional(
+      Type.String({
+        pattern: UUID_PATTERN.source,
+        description: "Continue this thread of the caller's (docs/threads.md): another's or none is 404, archived or with a run still active is 409",
+      }),
+    ),
   },
   { additionalProperties: false, examples: [{ input: "Which regions does the handbook say we ship to?", mode: "agent" }] },
 );
@@ -31,6 +40,25 @@ export const ListRunsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** POST /v1/threads: no body, or a closed object. The title's content limits are the service layer's (422). */
+export const CreateThreadBody = Type.Object(
+  { title: Type.Optional(Type.String({ description: "1-200 characters, not only white space, no control characters (else 422)" })) },
+  { additionalProperties: false, examples: [{ title: "Refund questions" }] },
+);
+export type CreateThreadBody = Static<typeof CreateThreadBody>;
+
+/** GET /v1/threads: each key at most once, digits only, within range. */
+export const ListThreadsQuery = Type.Object(
+  {
+    page: Type.Optional(Type.String({ pattern: PAGE, description: "Page number, from 1 (default 1)" })),
+    page_size: Type.Optional(Type.String({ pattern: PAGE_SIZE, description: "1-100 (default 20)" })),
+  },
+  { additionalProperties: false },
+);
+
+/** A path naming a thread: an id that is not a UUID cannot name one (404, before anything else). */
+export const ThreadParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source, description: "The thread's id (a UUID)" }) });
 
 /** POST /v1/agents/runs/:id/input */
 export const InputBody = Type.Object(
@@ -58,8 +86,6 @@ export const EventsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A path naming a run: a run id that is not a UUID cannot name one (404, before anything else). */
 export const RunParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source, description: "The run's id (a UUID)" }) });

@@ -8,7 +8,7 @@ const CODES: Record<number, { readonly code: number; readonly meaning: string }>
   401: { code: ApiErrorCode.unauthenticated, meaning: "missing or invalid bearer token" },
   403: { code: ApiErrorCode.forbidden, meaning: "the policy decision point denied the route's policy point" },
   404: { code: ApiErrorCode.notFound, meaning: "no such resource, or not the caller's" },
-  409: { code: ApiErrorCode.wrongState, meaning: "the run is not in a state that accepts this action, or changed meanwhile" },
+  409: { code: ApiErrorCode.wrongState, meaning: "the run (or thread) is not in a state that accepts this action, or changed meanwhile" },
   413: { code: BODY_TOO_LARGE, meaning: "the request body is larger than 256 KiB" },
   415: { code: UNSUPPORTED_MEDIA_TYPE, meaning: "the request body is not application/json" },
   422: { code: ApiErrorCode.invalidContent, meaning: "content validation failed, or the request holds a value that cannot be stored" },

@@ -36,6 +36,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       info: { title: "Steward API", version: API_VERSION, description: DESCRIPTION },
       tags: [
         { name: "runs", description: "Agent runs: create, read, control, events" },
+        { name: "threads", description: "Threads: conversations of several runs" },
         { name: "knowledge", description: "The tenant's knowledge base" },
         { name: "members", description: "Memberships of the tenant (administrators)" },
         { name: "datasets", description: "Datasets the tenant's members may focus (administrators)" },

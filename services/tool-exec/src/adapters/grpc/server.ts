@@ -105,7 +105,11 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
             nextState: o.nextState ?? "",
           }),
         )
-        .catch((err: unknown) => callback(toStatus(err, deps.logger)))
+        .catch((err: unknown) => {
+          // Said at info: a dropped call is how a dead runner's orphaned work ends (its successor sends it again).
+          if (err instanceof CallerGoneError) deps.logger.info({ run_id: req.runId, tool: req.toolName }, "call dropped: its caller is gone; nothing kept");
+          callback(toStatus(err, deps.logger));
+        })
         .finally(() => call.removeListener("cancelled", onCancelled));
     },
   };

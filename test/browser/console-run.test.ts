@@ -122,10 +122,31 @@ describe("the console's approvals inbox and run details in a browser", () => {
       kinds.push(await rows.nth(i).getAttribute("data-kind"));
       lefts.push((await rows.nth(i).locator(".wf-fill").boundingBox())?.x ?? -1);
     }
-    expect(kinds).toEqual(["queue", "model", "tool", "model"]);
+    // The tool call is split as tool-exec timed it: the PDP's decision, the tool, then the rest.
+    expect(kinds).toEqual(["queue", "model", "pdp", "tool", "records", "model"]);
     const labels = await rows.locator(".wf-label").allTextContents();
-    expect(labels).toEqual(["queued", "step 1 · model (tool calls)", "step 1 · knowledge_search (policy + tool)", "step 2 · model (answer)"]);
+    expect(labels).toEqual([
+      "queued",
+      "step 1 · model (tool calls)",
+      "step 1 · knowledge_search (policy)",
+      "step 1 · knowledge_search (tool)",
+      "step 1 · knowledge_search (transport + records)",
+      "step 2 · model (answer)",
+    ]);
     for (const time of await rows.locator(".wf-time").allTextContents()) expect(time).toMatch(/^\d+(\.\d)? (ms|s) at \+\d+(\.\d)? (ms|s)/);
+    // The policy and tool bars carry tool-exec's own times, as the run's result recorded them (each well under a
+    // second here, so drawn as its whole ms).
+    const timings = (await events(mo, id)).find((e) => e.type === "tool_result")?.data.timings as { decision_ms: number; tool_ms: number };
+    expect(timings).toEqual({ decision_ms: expect.any(Number), tool_ms: expect.any(Number) });
+    for (const [kind, spent] of [
+      ["pdp", timings.decision_ms],
+      ["tool", timings.tool_ms],
+    ] as const) {
+      expect(spent).toBeLessThan(1000);
+      const row = page.locator(`#waterfall li[data-kind="${kind}"]`, { hasText: "knowledge_search" });
+      await expect(row.count()).resolves.toBe(1);
+      await expect(row.locator(".wf-time").textContent()).resolves.toMatch(new RegExp(`^${spent} ms at \\+`));
+    }
     // The slowest phase is flagged, in text and on its row; the bars themselves are decorative.
     await expect(page.locator("#waterfall li.wf-slowest").count()).resolves.toBe(1);
     await expect(page.locator("#waterfall li.wf-slowest .wf-flag").textContent()).resolves.toBe(" slowest");

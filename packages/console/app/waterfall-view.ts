@@ -1,7 +1,16 @@
 import { h, replace } from "./dom";
 import { formatMs, type Waterfall } from "./waterfall";
 
-const KIND_NAMES: Record<string, string> = { queue: "queue", model: "model", tool: "policy + tool", wait: "a person", resume: "queue" };
+const KIND_NAMES: Record<string, string> = {
+  queue: "queue",
+  model: "model",
+  pdp: "policy decision",
+  tool: "tool",
+  records: "transport + records",
+  "policy-tool": "policy + tool",
+  wait: "a person",
+  resume: "queue",
+};
 
 /**
  * Draws a waterfall as a list: per bar its label and its time as text (what a screen reader reads), and the
@@ -36,7 +45,13 @@ export function drawWaterfall(target: HTMLElement, waterfall: Waterfall): void {
   });
   replace(
     target,
-    h("p", { class: "muted" }, `${formatMs(waterfall.totalMs)} in all. `, "A tool bar is the policy decision and the tool together: tool-exec does both in one call."),
+    h(
+      "p",
+      { class: "muted" },
+      `${formatMs(waterfall.totalMs)} in all. `,
+      "A tool call shows the policy decision, then the tool, as tool-exec timed them, then the rest (sending the call ",
+      "and recording its result); a call recorded without those times is one policy + tool bar.",
+    ),
     h("ol", { class: "waterfall", "aria-label": "Time per phase" }, ...rows),
   );
 }

@@ -16,7 +16,7 @@ const brief = (events: TimedEvent[], now?: number) =>
   waterfallOf(events, now).bars.map((b) => [b.kind, b.label, b.startMs, b.durationMs, ...(b.open ? ["open"] : []), ...(b.slowest ? ["slowest"] : [])]);
 
 describe("waterfallOf", () => {
-  it("splits a run with a tool call into queue, model, policy + tool and model again; the slowest is marked", () => {
+  it("splits a run with a tool call recorded without timings into queue, model, policy + tool and model again; the slowest is marked", () => {
     const events = [
       at(0, "run.queued"),
       at(40, "run.started"),
@@ -31,9 +31,67 @@ describe("waterfallOf", () => {
     expect(brief(events)).toEqual([
       ["queue", "queued", 0, 40],
       ["model", "step 1 · model (tool calls)", 40, 300],
-      ["tool", "step 1 · knowledge_search (policy + tool)", 341, 1001, "slowest"],
+      ["policy-tool", "step 1 · knowledge_search (policy + tool)", 341, 1001, "slowest"],
       ["model", "step 2 · model (answer)", 1342, 200],
     ]);
+  });
+
+  it("splits a timed tool call into the PDP's decision, then the tool, then the rest, inside the call's span", () => {
+    const search = { step_no: 1, call_id: "k0", tool_name: "knowledge_search" };
+    const events = [
+      at(0, "run.queued"),
+      at(40, "run.started"),
+      at(340, "thought", { step_no: 1, tool_calls: [] }),
+      at(341, "tool_call", search),
+      at(2341, "tool.decided", { ...search, permit: true }),
+      at(2342, "tool_result", { ...search, decision: { permit: true }, result_code: "ok", timings: { decision_ms: 1800, tool_ms: 190 } }),
+      at(2542, "message", { step_no: 2, text: "done" }),
+      at(2543, "run.succeeded"),
+    ];
+    expect(brief(events)).toEqual([
+      ["queue", "queued", 0, 40],
+      ["model", "step 1 · model (tool calls)", 40, 300],
+      // A slow PDP is the slowest bar, not the tool.
+      ["pdp", "step 1 · knowledge_search (policy)", 341, 1800, "slowest"],
+      ["tool", "step 1 · knowledge_search (tool)", 2141, 190],
+      ["records", "step 1 · knowledge_search (transport + records)", 2331, 11],
+      ["model", "step 2 · model (answer)", 2342, 200],
+    ]);
+
+    // A slow tool, the other way round; the three bars still end where the call did.
+    const slowTool = events.map((e) => (e.type === "tool_result" ? { ...e, data: { ...e.data, timings: { decision_ms: 4, tool_ms: 1990 } } } : e));
+    expect(brief(slowTool).slice(2, 5)).toEqual([
+      ["pdp", "step 1 · knowledge_search (policy)", 341, 4],
+      ["tool", "step 1 · knowledge_search (tool)", 345, 1990, "slowest"],
+      ["records", "step 1 · knowledge_search (transport + records)", 2335, 7],
+    ]);
+  });
+
+  it("draws no tool bar for a denied call, keeps tool-exec's times inside the call's span, and ignores timings it cannot read", () => {
+    const call = { step_no: 1, call_id: "n0", tool_name: "save_note" };
+    const run = (result: Record<string, unknown>) => [
+      at(0, "run.queued"),
+      at(10, "run.started"),
+      at(110, "thought", { step_no: 1 }),
+      at(111, "tool_call", call),
+      at(161, "tool_result", { ...call, ...result }),
+      at(261, "message", { step_no: 2 }),
+      at(262, "run.succeeded"),
+    ];
+    const tools = (result: Record<string, unknown>) => brief(run(result)).filter(([kind]) => kind !== "queue" && kind !== "model");
+    expect(tools({ decision: { permit: false }, result_code: "60500", timings: { decision_ms: 30, tool_ms: 0 } })).toEqual([
+      ["pdp", "step 1 · save_note (policy, denied)", 111, 30],
+      ["records", "step 1 · save_note (transport + records)", 141, 20],
+    ]);
+    // tool-exec's clock is not the store's: times past the call's end are cut at it.
+    expect(tools({ decision: { permit: true }, timings: { decision_ms: 45, tool_ms: 9 } })).toEqual([
+      ["pdp", "step 1 · save_note (policy)", 111, 45],
+      ["tool", "step 1 · save_note (tool)", 156, 5],
+      ["records", "step 1 · save_note (transport + records)", 161, 0],
+    ]);
+    for (const timings of [{}, { decision_ms: "45", tool_ms: 9 }, { decision_ms: -1, tool_ms: 9 }, null]) {
+      expect(tools({ decision: { permit: true }, timings })).toEqual([["policy-tool", "step 1 · save_note (policy + tool)", 111, 50]]);
+    }
   });
 
   it("counts a confirmation as waiting for a person, then the time back in the queue, then the tool", () => {
@@ -54,7 +112,7 @@ describe("waterfallOf", () => {
       ["model", "step 1 · model (tool calls)", 10, 100],
       ["wait", "step 1 · waiting for approval", 111, 5000, "slowest"],
       ["resume", "back in the queue", 5111, 20],
-      ["tool", "step 1 · save_note (policy + tool)", 5131, 51],
+      ["policy-tool", "step 1 · save_note (policy + tool)", 5131, 51],
       ["model", "step 2 · model (answer)", 5182, 100],
     ]);
   });
@@ -110,6 +168,8 @@ describe("waterfallOf", () => {
         expect(b.open).toBe(false);
       }
       expect(w.bars.filter((b) => b.slowest).length).toBeLessThanOrEqual(1);
+      // Recorded before tool-exec timed its calls: every finished tool call is one policy + tool bar.
+      expect(w.bars.some((b) => b.kind === "pdp" || b.kind === "tool" || b.kind === "records")).toBe(false);
       // Every model answer the run recorded has its bar.
       expect(w.bars.filter((b) => b.kind === "model").length).toBe(run.filter((e) => ["thought", "message", "message.truncated"].includes(e.type)).length);
     }

@@ -6,8 +6,11 @@
  * So a model call runs from the runner's previous append to the `thought` / `message` / `message.truncated`
  * that records its answer; a tool call runs from its `tool_call` (the in-flight marker, appended before the
  * call is sent) to its `tool_result`. tool-exec asks the PDP and runs the tool in one call, and the runner
- * appends `tool.decided` and `tool_result` together when it answers: the two cannot be told apart, so a
- * tool bar is "policy + tool" (the gap between `tool.decided` and `tool_result` is the same commit).
+ * appends `tool.decided` and `tool_result` together when it answers, so the events' stamps cannot split that
+ * span; tool-exec's own clock can: a `tool_result` carries `timings` (`decision_ms`, `tool_ms`), and the span
+ * becomes the policy decision, then the tool, then the rest (sending the call, waiting for a write's record,
+ * answering, and the runner's appends around it), drawn in that order. A call recorded without timings
+ * (before tool-exec sent them, refused arguments) or still in flight stays one "policy + tool" bar.
  */
 
 /** The fields of a stored event the waterfall reads. */
@@ -18,7 +21,8 @@ export interface TimedEvent {
   readonly recorded_at?: string;
 }
 
-export type BarKind = "queue" | "model" | "tool" | "wait" | "resume";
+/** `pdp`, `tool` and `records` split a timed tool call; `policy-tool` is one without timings. */
+export type BarKind = "queue" | "model" | "pdp" | "tool" | "records" | "policy-tool" | "wait" | "resume";
 
 export interface Bar {
   readonly kind: BarKind;
@@ -51,6 +55,15 @@ const NOT_A_MODEL_START = new Set(["run.cancel_requested", "provider.fallback", 
 
 const str = (v: unknown) => (typeof v === "string" ? v : "");
 const stepOf = (e: TimedEvent): number | null => (typeof e.data.step_no === "number" ? e.data.step_no : null);
+const ms = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
+
+/** tool-exec's timings on a result, when it sent them (whole, non-negative ms). */
+function timingsOf(result: TimedEvent): { decisionMs: number; toolMs: number } | null {
+  const t = result.data.timings as Record<string, unknown> | undefined;
+  const decisionMs = ms(t?.decision_ms);
+  const toolMs = ms(t?.tool_ms);
+  return decisionMs === null || toolMs === null ? null : { decisionMs, toolMs };
+}
 
 /** The bars of a run's stored events, in the order they began. Events without `recorded_at` (live-only) are ignored. */
 export function waterfallOf(events: readonly TimedEvent[], now: number = Date.now()): Waterfall {
@@ -87,9 +100,19 @@ export function waterfallOf(events: readonly TimedEvent[], now: number = Date.no
       }
       case "tool_call": {
         const result = later((x) => x.type === "tool_result" && str(x.data.call_id) === callId);
-        const name = str(e.data.tool_name) || "tool";
-        if (result) bar("tool", `step ${step ?? "?"} · ${name} (policy + tool)`, step, at, result.at);
-        else if (!terminal) bar("tool", `step ${step ?? "?"} · ${name} (policy + tool)`, step, at, end, true);
+        const name = `step ${step ?? "?"} · ${str(e.data.tool_name) || "tool"}`;
+        const timings = result ? timingsOf(result.e) : null;
+        if (result && timings) {
+          // Two clocks: tool-exec's durations are fitted inside the store's span, never past its end.
+          const decided = Math.min(at + timings.decisionMs, result.at);
+          const ran = Math.min(decided + timings.toolMs, result.at);
+          const denied = (result.e.data.decision as { permit?: unknown } | undefined)?.permit === false;
+          bar("pdp", `${name} (policy${denied ? ", denied" : ""})`, step, at, decided);
+          // A denied call never ran its tool: no tool bar.
+          if (!denied) bar("tool", `${name} (tool)`, step, decided, ran);
+          bar("records", `${name} (transport + records)`, step, ran, result.at);
+        } else if (result) bar("policy-tool", `${name} (policy + tool)`, step, at, result.at);
+        else if (!terminal) bar("policy-tool", `${name} (policy + tool)`, step, at, end, true);
         break;
       }
       case "ask_user":

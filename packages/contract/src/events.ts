@@ -139,6 +139,12 @@ export interface ToolResult {
     readonly next_state?: string;
     /** True when the call ran an exploration tool and so counts against the exploration budget. */
     readonly exploration?: boolean;
+    /**
+     * Where tool-exec's time went, ms on its own clock: the PDP's decision, and the tool's run (0 when replayed
+     * or denied). For people reading the run, never the model; absent when tool-exec sent no answer (or the
+     * event predates it).
+     */
+    readonly timings?: { readonly decision_ms: number; readonly tool_ms: number };
   };
 }
 

@@ -56,6 +56,8 @@ export async function invokeTool(
           evidence: body.evidence ?? [],
           ...(res.nextState ? { next_state: res.nextState } : {}),
           ...(exploration && res.decision?.permit ? { exploration: true } : {}),
+          // For people reading the run (the console's waterfall); the model never sees them.
+          timings: { decision_ms: res.decisionMs, tool_ms: res.toolMs },
         },
       },
     };

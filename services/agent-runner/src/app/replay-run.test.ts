@@ -1,4 +1,5 @@
 import { addSeconds, callFingerprint, type Evidence, type RunError, type RunEvent, type StoredRunEvent } from "@steward/contract";
+import { conversationOf } from "../domain/conversation";
 import { replayRun } from "./replay-run";
 
 const runId = "5f0c1a8e-0000-4000-8000-000000000001";
@@ -114,6 +115,24 @@ describe("replayRun", () => {
     // For refused arguments the runner records no decision.
     const withDecision = [...events.slice(0, 4), decided(refused), ...events.slice(4)];
     expect(replayRun(recorded(withDecision)).divergence).toMatchObject({ seq: 5 });
+  });
+
+  it("given results carrying tool-exec's timings, then same: they are what the call observed, fed back as recorded, and never shown to the model", () => {
+    const timed = (step: number, timings: { decision_ms: number; tool_ms: number }): RunEvent[] => {
+      const result = toolResult(step, { evidence: [doc] });
+      if (result.type !== "tool_result") throw new TypeError("a tool_result");
+      const withTimings: RunEvent = { ...result, data: { ...result.data, timings } };
+      return [thought(step), toolCall(step), decided(withTimings), withTimings];
+    };
+    // A slow PDP on the first call, a slow tool on the second; a run recorded before timings mixes in as well.
+    const events = recorded([queued, started, ...timed(1, { decision_ms: 1840, tool_ms: 12 }), ...timed(2, { decision_ms: 3, tool_ms: 2210 }), ...toolStep(3), message(4), succeeded()]);
+    const report = replayRun(events);
+    expect(report).toMatchObject({ recordedEvents: events.length, replayedEvents: events.length, finished: true, sameFinalState: true, divergence: undefined });
+    expect(report.replayedState).toMatchObject({ status: "succeeded", usage: { tool_calls: 3 } });
+    // The model's conversation is built from the events alone: the timings are not part of it.
+    const conversation = JSON.stringify(conversationOf(events));
+    expect(conversation).toContain("passages");
+    expect(conversation).not.toMatch(/timings|decision_ms|tool_ms|1840|2210/);
   });
 
   it("given events after the end, then DIVERGED at the first of them", () => {

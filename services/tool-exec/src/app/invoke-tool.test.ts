@@ -101,3 +101,76 @@ describe("invoking a write whose caller has gone", () => {
     expect(h.outcomes).toEqual(["rolled back"]);
   });
 });
+
+// Where a call's time went, as tool-exec reports it: `performance.now()` is a clock the fakes move on by the
+// time they take, so the numbers are exact and nothing waits.
+describe("timing a call: the PDP's decision and the tool apart", () => {
+  let clock = 0;
+  beforeEach(() => {
+    clock = 1_000;
+    jest.spyOn(performance, "now").mockImplementation(() => clock);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  function harness(opts: { pdpMs: number; toolMs: number; permit?: boolean; stored?: StoredToolResult }) {
+    const ran: string[] = [];
+    const pdp: PolicyDecisionApi = {
+      decide: async () => {
+        clock += opts.pdpMs;
+        return { permit: opts.permit ?? true, code: opts.permit === false ? "60500" : "", reasons: [], policyIds: ["p"] } as never;
+      },
+      state: () => "READY" as never,
+      close: () => undefined,
+    };
+    const results: IdempotencyStore = {
+      find: async () => opts.stored ?? null,
+      keep: async () => undefined,
+      hold: async () => ({ stored: opts.stored ?? null, complete: (work) => work({} as never), release: async () => undefined }),
+    };
+    const tool = (name: string, safety: "read" | "write", idempotent: boolean): AnyToolDefinition => ({
+      name,
+      description: name,
+      input: Type.Object({}, { additionalProperties: false }),
+      normalise: (i: object) => i,
+      safety,
+      policyPoint: safety === "read" ? "knowledge.document.read" : "knowledge.document.write",
+      idempotent,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: false,
+      async run() {
+        ran.push(name);
+        clock += opts.toolMs;
+        return { result: { from: name } };
+      },
+    });
+    const registry = createToolRegistry([tool("search", "read", true), tool("save", "write", true), tool("send", "write", false)]);
+    const invoke = createInvokeHandler({ registry, pdp, results, logger: createLogger("tool-exec", "silent") });
+    const call = (toolName: string) =>
+      invoke({ runId: "00000000-0000-4000-8000-000000000002", tenantId: "acme", userId: "alice", stepNo: 1, callId: "c1", toolName, argumentsJson: "{}", elevationSessionId: "" });
+    return { ran, call };
+  }
+
+  it("shows a slow PDP in decisionMs and a slow tool in toolMs, whichever way the tool keeps its record", async () => {
+    for (const toolName of ["search", "save", "send"]) {
+      const slowPdp = await harness({ pdpMs: 1_800, toolMs: 4 }).call(toolName);
+      expect([toolName, slowPdp.decisionMs, slowPdp.toolMs, slowPdp.replayed]).toEqual([toolName, 1_800, 4, false]);
+      const slowTool = await harness({ pdpMs: 3, toolMs: 2_500 }).call(toolName);
+      expect([toolName, slowTool.decisionMs, slowTool.toolMs, slowTool.replayed]).toEqual([toolName, 3, 2_500, false]);
+    }
+  });
+
+  it("reports toolMs 0 for a result replayed from its record, and for a denied call: the tool never ran", async () => {
+    const stored: StoredToolResult = { resultCode: "ok", result: { result: { from: "the record" }, evidence: [] } };
+    for (const toolName of ["search", "save"]) {
+      const h = harness({ pdpMs: 12, toolMs: 700, stored });
+      const replayed = await h.call(toolName);
+      expect([toolName, replayed.replayed, replayed.decisionMs, replayed.toolMs, replayed.result.result]).toEqual([toolName, true, 12, 0, { from: "the record" }]);
+      expect(h.ran).toEqual([]);
+    }
+    const h = harness({ pdpMs: 9, toolMs: 700, permit: false });
+    const denied = await h.call("send");
+    expect([denied.resultCode, denied.decisionMs, denied.toolMs]).toEqual(["60500", 9, 0]);
+    expect(h.ran).toEqual([]);
+  });
+});

@@ -39,6 +39,10 @@ export interface InvokeOutcome {
   readonly result: { result: unknown; evidence: Evidence[]; next_state?: string };
   readonly replayed: boolean;
   readonly nextState?: string;
+  /** Milliseconds spent getting the PDP's decision (its retries included). */
+  readonly decisionMs: number;
+  /** Milliseconds the tool itself ran: 0 when the result was replayed from its record or the call was denied. */
+  readonly toolMs: number;
 }
 
 export class UnknownToolError extends Error {
@@ -83,6 +87,8 @@ const PDP_DEADLINE_MS = 2000;
 const TOOL_TIMEOUT_MS = 30_000;
 const PDP_ATTEMPTS = 2;
 const PDP_RETRY_PAUSE_MS = 200;
+
+const msSince = (start: number) => Math.round(performance.now() - start);
 
 /**
  * Decides, then runs. The PDP is asked before anything runs; an unreachable PDP is a deny (60502). A tool's
@@ -157,7 +163,11 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     // tool itself still waits for the permit.
     const held = tool.idempotent && tool.reuseResult !== false && !keepsRead ? deps.results.hold(cmd.runId, fingerprint, tool.name) : null;
     held?.catch(() => undefined); // a denied call never looks at it
+    const asked = performance.now();
     const decision = await ask(cmd, tool.policyPoint, fingerprint, tool.safety);
+    const decisionMs = msSince(asked);
+    // Set by `execute` once the tool has run: a call answered from its record never runs it.
+    let toolMs = 0;
     if (!decision.permit) {
       // Let go without waiting: a record still queued behind a repeat of this call must not delay the deny.
       held?.then((record) => record.release()).catch(() => undefined);
@@ -167,6 +177,8 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
         resultCode: decision.code,
         result: { result: { error_code: decision.code, note: "denied by policy" }, evidence: [] },
         replayed: false,
+        decisionMs,
+        toolMs: 0,
       };
     }
     // Safe to try again: a read, or an idempotent tool (its effect commits with its record, or not at all).
@@ -176,6 +188,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       const remainingMs = Math.max(1, Math.min(TOOL_TIMEOUT_MS, cmd.deadlineMs ?? TOOL_TIMEOUT_MS));
       // Stops at the tool's timeout, or when the caller cancels the call: a running query is cancelled with it.
       const stop = toolSignal(remainingMs, cmd.signal);
+      const began = performance.now();
       try {
         const outcome = await tool.run(
           {
@@ -201,18 +214,19 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
         deps.logger.debug({ err, run_id: cmd.runId, tool: tool.name }, "tool failure detail");
         return { resultCode: ToolResultCode.toolFailed, result: { result: { error_code: ToolResultCode.toolFailed, note: "tool failed" }, evidence: [] } };
       } finally {
+        toolMs = msSince(began);
         stop.release();
       }
     };
     if (!tool.idempotent || tool.reuseResult === false) {
       const done = await execute();
-      return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
+      return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state, decisionMs, toolMs };
     }
     if (stored) {
       const found = await stored;
       if (found) {
         const result = fitted(cmd, tool.name, found.result as InvokeOutcome["result"]);
-        return { fingerprint, decision, resultCode: found.resultCode, result, replayed: true, nextState: result.next_state };
+        return { fingerprint, decision, resultCode: found.resultCode, result, replayed: true, nextState: result.next_state, decisionMs, toolMs: 0 };
       }
       const done = await execute();
       if (done.resultCode === ToolResultCode.ok) {
@@ -221,7 +235,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
           deps.logger.debug({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "a read's result was not kept"),
         );
       }
-      return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state };
+      return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state, decisionMs, toolMs };
     }
     const record = await held!;
     const replayed = record.stored !== null;
@@ -229,7 +243,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
     const value = record.stored ?? (await record.complete(execute));
     // A result recorded before results were cut may be over the limit: it is cut on its way out too.
     const result = fitted(cmd, tool.name, value.result as InvokeOutcome["result"]);
-    return { fingerprint, decision, resultCode: value.resultCode, result, replayed, nextState: result.next_state };
+    return { fingerprint, decision, resultCode: value.resultCode, result, replayed, nextState: result.next_state, decisionMs, toolMs };
   };
 }
 

@@ -3,7 +3,7 @@ import type { InvokeRequest, InvokeResponse, ToolExecApi } from "@steward/proto"
 import { withPatience } from "./patient-tool-exec";
 
 const answer = (permit: boolean, code = ""): InvokeResponse =>
-  ({ fingerprint: "f", decision: { permit, code, reasons: [], policyIds: [] }, resultCode: permit ? "ok" : code, resultJson: "{}", replayed: false, nextState: "" }) as InvokeResponse;
+  ({ fingerprint: "f", decision: { permit, code, reasons: [], policyIds: [] }, resultCode: permit ? "ok" : code, resultJson: "{}", replayed: false, nextState: "", decisionMs: 0, toolMs: 0 }) as InvokeResponse;
 const grpcError = (code: number, details: string) => Object.assign(new Error(details), { code, details });
 
 /** A tool-exec that answers from a script, one entry per call, and counts the calls. */

@@ -28,7 +28,7 @@ function toolExec(seen: Array<string | undefined>): ToolExecApi {
     listTools: async () => ({ tools: [] }),
     invoke: async (_req, options) => {
       seen.push(options?.traceparent);
-      return { fingerprint: "f", decision: { permit: true, code: "", reasons: [], policyIds: [] }, resultCode: "ok", resultJson: '{"result":"secret result"}', replayed: false, nextState: "" };
+      return { fingerprint: "f", decision: { permit: true, code: "", reasons: [], policyIds: [] }, resultCode: "ok", resultJson: '{"result":"secret result"}', replayed: false, nextState: "", decisionMs: 0, toolMs: 0 };
     },
     state: () => "READY" as never,
     close: () => undefined,

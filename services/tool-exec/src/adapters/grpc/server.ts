@@ -103,6 +103,8 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
             resultJson: JSON.stringify(o.result),
             replayed: o.replayed,
             nextState: o.nextState ?? "",
+            decisionMs: o.decisionMs,
+            toolMs: o.toolMs,
           }),
         )
         .catch((err: unknown) => {

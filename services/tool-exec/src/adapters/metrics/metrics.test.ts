@@ -21,6 +21,8 @@ const outcome = (resultCode: string): InvokeOutcome => ({
   resultCode,
   result: { result: null, evidence: [] },
   replayed: false,
+  decisionMs: 0,
+  toolMs: 0,
 });
 
 describe("tool-exec metrics", () => {

@@ -32,14 +32,18 @@ jest.setTimeout(180_000);
 
 const LLM_API_KEY = "sk-runner-only-4f1c";
 
-/** The model: search the knowledge base once, then answer in a few streamed pieces (held until released). */
+/**
+ * The model: search the knowledge base once, then answer in a few streamed pieces — the first piece once a client
+ * listens (deltas are live only: one sent before the client's stream is open is nobody's), the rest once released.
+ */
 let releaseAnswer: () => void = () => undefined;
+let clientListening: Promise<void> = Promise.resolve();
 function script(req: ChatRequest): Reply {
   if (!req.messages.some((m) => m.role === "tool")) {
     return { toolCalls: [{ id: "k1", name: "knowledge_search", arguments: JSON.stringify({ query: "refund" }) }] };
   }
   const held = new Promise<void>((resolve) => (releaseAnswer = resolve));
-  return { text: "Refunds are possible within 30 days of purchase.", holdAfterFirstChunk: held };
+  return { text: "Refunds are possible within 30 days of purchase.", holdBeforeFirstChunk: clientListening, holdAfterFirstChunk: held };
 }
 
 /** The gRPC outcome of a call: "ok", or its status code. */
@@ -118,10 +122,14 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
   }
 
   it("drives a run end to end: commands, events and token deltas on NATS, tools over mutual TLS, each service as its own role", async () => {
+    let listening: () => void = () => undefined;
+    clientListening = new Promise<void>((resolve) => (listening = resolve));
     const created = await platform.http("POST", "/v1/agents/runs", { token: alice, body: { input: "How long for a refund?" } });
     expect(created.status).toBe(201);
     // Token deltas reach the client only through the gateway's subscription on the deltas subject.
     const stream = await openEventStream(`${platform.gatewayUrl}/v1/agents/runs/${created.body.id}/events`, alice);
+    listening();
+    clientListening = Promise.resolve();
     try {
       await stream.until((messages) => messages.some((m) => m.event === "message.delta"), 30_000);
       releaseAnswer();

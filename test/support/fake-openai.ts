@@ -11,7 +11,7 @@ export interface ChatRequest {
 }
 
 export type Reply =
-  | { text: string; finish?: "stop" | "length"; holdAfterFirstChunk?: Promise<void> }
+  | { text: string; finish?: "stop" | "length"; holdBeforeFirstChunk?: Promise<void>; holdAfterFirstChunk?: Promise<void> }
   | { toolCalls: Array<{ id: string; name: string; arguments: string }> }
   | { status: number };
 
@@ -45,6 +45,7 @@ async function streamReply(res: ServerResponse, model: string, reply: Exclude<Re
     send({ delta: {}, finish_reason: "tool_calls" });
   } else {
     const [first, ...rest] = pieces(reply.text, 3);
+    if (reply.holdBeforeFirstChunk) await reply.holdBeforeFirstChunk;
     if (first !== undefined) send({ delta: { content: first }, finish_reason: null });
     if (reply.holdAfterFirstChunk) await reply.holdAfterFirstChunk;
     for (const part of rest) send({ delta: { content: part }, finish_reason: null });

@@ -8,11 +8,15 @@ import { RunNotOwnedError } from "../../app/run-owner";
  * Maps the handler's errors to gRPC statuses, once: unknown tool → NOT_FOUND, bad arguments → INVALID_ARGUMENT,
  * a run that is not the caller's tenant's and user's → PERMISSION_DENIED.
  */
-function toStatus(err: unknown, logger: Logger): grpc.ServiceError {
+function toStatus(err: unknown, logger: Logger, call: { run_id: string; tool: string }): grpc.ServiceError {
   if (err instanceof UnknownToolError) return grpcError(grpc.status.NOT_FOUND, err.message);
   if (err instanceof RunNotOwnedError) return grpcError(grpc.status.PERMISSION_DENIED, err.message);
   if (err instanceof InvalidArgumentsError) return grpcError(grpc.status.INVALID_ARGUMENT, err.message);
-  if (err instanceof CallerGoneError) return grpcError(grpc.status.CANCELLED, err.message);
+  if (err instanceof CallerGoneError) {
+    // Said at info: a dropped call is how a dead runner's orphaned work ends (its successor sends it again).
+    logger.info(call, "call dropped: its caller is gone; nothing kept");
+    return grpcError(grpc.status.CANCELLED, err.message);
+  }
   // The caller tries again later: nothing of the call was kept.
   if (err instanceof ToolUnavailableError || isPostgresUnavailable(err)) return grpcError(grpc.status.UNAVAILABLE, "tool-exec cannot reach its database");
   logger.error({ err }, "invoke failed");
@@ -107,11 +111,7 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
             toolMs: o.toolMs,
           }),
         )
-        .catch((err: unknown) => {
-          // Said at info: a dropped call is how a dead runner's orphaned work ends (its successor sends it again).
-          if (err instanceof CallerGoneError) deps.logger.info({ run_id: req.runId, tool: req.toolName }, "call dropped: its caller is gone; nothing kept");
-          callback(toStatus(err, deps.logger));
-        })
+        .catch((err: unknown) => callback(toStatus(err, deps.logger, { run_id: req.runId, tool: req.toolName })))
         .finally(() => call.removeListener("cancelled", onCancelled));
     },
   };

@@ -1,6 +1,7 @@
 import { useFaultCluster } from "../support/faults/fault-cluster";
 import { startFaultPlatform, type FaultPlatform, type ServiceProcess } from "../support/faults/fault-platform";
 import { checkRunInvariants } from "../support/faults/invariants";
+import { enoughInFlight } from "../support/faults/in-flight";
 import { diagnose, record } from "../support/faults/scenario";
 import { waitFor } from "../support/wait-for";
 
@@ -60,7 +61,7 @@ describe("faults: takeover after a runner is killed", () => {
       { timeoutMs: 60_000, intervalMs: 50, what: "half of the first tool steps done" },
     );
     // On a loaded machine a few runs may have ended before the kill: the fault is about the ones in flight.
-    expect(atKill.terminal).toBeLessThanOrEqual(RUNS / 2);
+    enoughInFlight(RUNS, atKill.terminal);
 
     await p.kill9("agent-runner");
     const killedAt = (await p.pool.query<{ t: string }>("SELECT clock_timestamp()::text AS t")).rows[0].t;

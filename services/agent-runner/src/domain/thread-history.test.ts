@@ -96,6 +96,19 @@ describe("buildHistory", () => {
     expect(historyMessages(newestOnly)[0].content).toContain("2 older turns left out");
   });
 
+  it("counts in a drop the tokens of what it left out: a turn's own messages, steps with their note once none is left", () => {
+    const alone = (runs: EarlierRun[]) => buildHistory({ threadId: "t1", runs, budgetTokens: 100_000 });
+    const r2Alone = estimateTokens(historyMessages(alone([three[1]])).slice(1, -1)); // without the opening and closing notes
+    const h = buildHistory({ threadId: "t1", runs: three, budgetTokens: fullTokens - 50 });
+    expect(h.dropped).toEqual([{ run_id: "r2", part: "turn", reason: "budget", steps: 1, tokens: r2Alone }]);
+    // With every step of r1 and r3 gone (their notes too), the history is that much shorter than without r2 alone
+    // (give or take the rounding of each estimate).
+    const noSteps = buildHistory({ threadId: "t1", runs: three, budgetTokens: 120 });
+    const stepsLeftOut = noSteps.dropped.filter((d) => d.part === "steps").reduce((n, d) => n + d.tokens, 0);
+    expect(Math.abs(h.tokens - noSteps.tokens - stepsLeftOut)).toBeLessThanOrEqual(2);
+    expect(stepsLeftOut).toBeGreaterThan(225); // three results of 300 characters and more
+  });
+
   it("with no room at all, keeps nothing and says so", () => {
     const h = buildHistory({ threadId: "t1", runs: three, budgetTokens: 0 });
     expect(h.turns).toEqual([]);

@@ -124,7 +124,8 @@ export function ownInputOf(messages: readonly ChatMessage[]): string {
   return messages.slice(end + 1).find((m) => m.role === "user")?.content ?? "";
 }
 
-const lineTokens = (lines: readonly string[]) => Math.ceil(lines.reduce((n, l) => n + l.length + 1, 0) / 4);
+/** A turn's own messages (without the notes that open and close the history), estimated as the loop estimates. */
+const turnTokens = (turn: HistoryTurn) => estimateTokens(historyMessages({ turns: [turn], dropped: [] }).slice(1, -1));
 
 /**
  * The history a run is shown, truncated to `budgetTokens` (estimated as the loop estimates its conversation).
@@ -147,16 +148,16 @@ export function buildHistory(input: HistoryInput): HistoryData {
   const dropTurn = (turn: HistoryTurn) => {
     const original = full.find((t) => t.run_id === turn.run_id)!;
     turns.splice(turns.indexOf(turn), 1);
-    const tokens = estimateTokens(historyMessages({ turns: [original], dropped: [] }).slice(1));
-    dropped.set(turn.run_id, { run_id: turn.run_id, part: "turn", reason: "budget", steps: original.steps.length, tokens });
+    dropped.set(turn.run_id, { run_id: turn.run_id, part: "turn", reason: "budget", steps: original.steps.length, tokens: turnTokens(original) });
   };
   const dropStep = (turn: HistoryTurn) => {
     const [, ...rest] = turn.steps;
     const shorter: HistoryTurn = { ...turn, steps: rest, steps_dropped: turn.steps_dropped + 1 };
     turns[turns.indexOf(turn)] = shorter;
     const original = full.find((t) => t.run_id === turn.run_id)!;
-    const gone = original.steps.slice(0, shorter.steps_dropped);
-    dropped.set(turn.run_id, { run_id: turn.run_id, part: "steps", reason: "budget", steps: gone.length, tokens: lineTokens(gone) });
+    // The lines left out, and their note with the last of them; not the few words that say steps were left out.
+    const tokens = turnTokens(original) - turnTokens({ ...original, steps: shorter.steps });
+    dropped.set(turn.run_id, { run_id: turn.run_id, part: "steps", reason: "budget", steps: shorter.steps_dropped, tokens });
   };
 
   let history = current();

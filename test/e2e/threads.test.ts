@@ -76,6 +76,7 @@ describe("threads: a conversation of runs, creator-only, one run at a time", () 
       archived_at: null,
       run_count: 0,
       last_run_id: null,
+      forked_from: null,
     });
     const untitled = await platform.http("POST", "/v1/threads", { token: ana });
     expect([untitled.status, untitled.body.title]).toEqual([201, null]);
@@ -91,7 +92,7 @@ describe("threads: a conversation of runs, creator-only, one run at a time", () 
 
     const thread = await get(ana, `/v1/threads/${id}`);
     expect(thread.status).toBe(200);
-    expect(thread.body).toMatchObject({ id, title: "Refund questions", run_count: 2, last_run_id: second.body.id, archived_at: null });
+    expect(thread.body).toMatchObject({ id, title: "Refund questions", run_count: 2, last_run_id: second.body.id, archived_at: null, inherited_run_count: 0 });
     expect(thread.body.runs.map((r: { id: string; state: string; input: string }) => [r.id, r.state, r.input])).toEqual([
       [first.body.id, "succeeded", "first question"],
       [second.body.id, "succeeded", "second question"],

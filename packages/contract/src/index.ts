@@ -43,7 +43,7 @@ export {
 } from "./events";
 export { snapshotOf, type RunSnapshot } from "./snapshot";
 export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./fold";
-export type { ThreadEvent, ThreadEventType, ThreadCreated, ThreadRunAdded, ThreadArchived } from "./thread-events";
+export type { ThreadEvent, ThreadEventType, ThreadCreated, ThreadForked, ThreadOrigin, ThreadRunAdded, ThreadArchived } from "./thread-events";
 export {
   evolveThread,
   foldThread,

@@ -26,5 +26,25 @@ export interface ThreadArchived {
   readonly data: { readonly archived_by: string; readonly archived_at: IsoMicros };
 }
 
-export type ThreadEvent = ThreadCreated | ThreadRunAdded | ThreadArchived;
+/** Where a fork was taken: the thread it was forked from and the run it was forked at. */
+export interface ThreadOrigin {
+  readonly thread_id: string;
+  readonly run_id: string;
+}
+
+/**
+ * The thread is a fork (docs/threads.md "Fork"): appended with its `thread.created`, in the same statement, and
+ * only there. It inherits the source's runs up to and including `forked_from.run_id`, in order; those runs are
+ * ended and immutable, so the fork names them instead of copying their events.
+ */
+export interface ThreadForked {
+  readonly type: "thread.forked";
+  readonly data: {
+    readonly forked_from: ThreadOrigin;
+    /** The inherited runs, oldest first (the source's own inherited runs first): never empty, ends with forked_from.run_id. */
+    readonly inherited_run_ids: readonly string[];
+  };
+}
+
+export type ThreadEvent = ThreadCreated | ThreadForked | ThreadRunAdded | ThreadArchived;
 export type ThreadEventType = ThreadEvent["type"];

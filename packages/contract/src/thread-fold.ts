@@ -1,4 +1,4 @@
-import type { ThreadEvent } from "./thread-events";
+import type { ThreadEvent, ThreadOrigin } from "./thread-events";
 import type { IsoMicros } from "./time";
 
 /** A thread as its events describe it; the threads projection holds exactly these fields. */
@@ -12,6 +12,10 @@ export interface ThreadState {
   readonly archived_at: IsoMicros | null;
   readonly run_count: number;
   readonly last_run_id: string | null;
+  /** Where a fork was taken; null for a thread that is not a fork. */
+  readonly forked_from: ThreadOrigin | null;
+  /** A fork's inherited runs, oldest first (they come before the runs added to it); empty otherwise. */
+  readonly inherited_run_ids: readonly string[];
   /** Number of events folded so far: the expected version of the next append. */
   readonly version: number;
 }
@@ -25,6 +29,8 @@ export const initialThreadState: ThreadState = {
   archived_at: null,
   run_count: 0,
   last_run_id: null,
+  forked_from: null,
+  inherited_run_ids: [],
   version: 0,
 };
 
@@ -41,6 +47,11 @@ export function evolveThread(state: ThreadState, event: ThreadEvent): ThreadStat
         created_at: event.data.created_at,
         updated_at: event.data.created_at,
       };
+    case "thread.forked":
+      // Only as the second event, with thread.created: a thread does not become a fork later.
+      if (state.version !== 1) throw new RangeError("thread.forked must follow thread.created");
+      if (event.data.inherited_run_ids.at(-1) !== event.data.forked_from.run_id) throw new RangeError("a fork inherits the runs up to its forked_from.run_id");
+      return { ...next, forked_from: event.data.forked_from, inherited_run_ids: event.data.inherited_run_ids };
     case "thread.run_added":
       return { ...next, run_count: state.run_count + 1, last_run_id: event.data.run_id, updated_at: event.data.added_at };
     case "thread.archived":
@@ -65,6 +76,7 @@ export interface ThreadSnapshot {
   readonly archived_at: IsoMicros | null;
   readonly run_count: number;
   readonly last_run_id: string | null;
+  readonly forked_from: ThreadOrigin | null;
 }
 
 /** The snapshot of a folded thread. */
@@ -78,5 +90,6 @@ export function threadSnapshotOf(id: string, state: ThreadState): ThreadSnapshot
     archived_at: state.archived_at,
     run_count: state.run_count,
     last_run_id: state.last_run_id,
+    forked_from: state.forked_from,
   };
 }

@@ -22,6 +22,7 @@ export { findOwnThreadState, listOwnThreads, listThreadRuns, findThreadByIdempot
 export { chunkText } from "./knowledge/chunk";
 export { addDocument, insertDocument, type NewDocument, type SqlRunner } from "./knowledge/add-document";
 export { searchKnowledge } from "./knowledge/search";
+export { forkThread, type ForkThreadInput, type ForkThreadOutcome } from "./threads/fork-thread";
 export { listDocuments, deleteDocument, readDocument, type DocumentSummary, type KnowledgeDocument } from "./knowledge/documents";
 export { readBacklog, type Backlog } from "./status/backlog";
 export { leaseRequests, sweepRateLimitBuckets, type LeaseWant, type LeaseGrant } from "./rate-limits/lease-requests";

@@ -45,4 +45,38 @@ describe("a thread's ended runs: the earlier turns a run in that thread is shown
     const ids = await listEndedThreadRuns(pool, { tenantId: "t", createdBy: "u", threadId: thread, runId: asker, endedBy: "2026-11-30T09:00:30.000000Z" });
     expect(ids).toEqual([first, second, endedExactly]);
   });
+
+  /** A fork's projection row as the threads store writes it: its inherited runs, in order. */
+  async function fork(inherited: string[], owner: { tenant?: string; user?: string } = {}): Promise<string> {
+    const id = randomUUID();
+    await pool.query(
+      `INSERT INTO threads (id, tenant_id, created_by, status, created_at, updated_at, version, forked_from_thread_id, forked_from_run_id, inherited_run_ids)
+       VALUES ($1, $2, $3, 'open', now(), now(), 2, $4, $5, $6::uuid[])`,
+      [id, owner.tenant ?? "t", owner.user ?? "u", randomUUID(), inherited.at(-1), inherited],
+    );
+    return id;
+  }
+
+  it("a fork's run sees the inherited turns first, in the fork's order, then the fork's own ended turns; the source never sees the fork's", async () => {
+    const source = randomUUID();
+    const one = await run({ thread: source, created: 10, finished: 11 });
+    const two = await run({ thread: source, created: 20, finished: 21 });
+    const three = await run({ thread: source, created: 30, finished: 31 });
+    const forked = await fork([one, two]);
+    const own = await run({ thread: forked, created: 40, finished: 41 });
+    const asker = await run({ thread: forked, created: 50, finished: null });
+    const query = { tenantId: "t", createdBy: "u", threadId: forked, runId: asker, endedBy: "2026-11-30T09:00:50.000000Z" };
+    expect(await listEndedThreadRuns(pool, query)).toEqual([one, two, own]);
+    expect(await listEndedThreadRuns(pool, query)).toEqual([one, two, own]); // the same turns, loaded again
+
+    const sourceAsker = await run({ thread: source, created: 60, finished: null });
+    const fromSource = await listEndedThreadRuns(pool, { ...query, threadId: source, runId: sourceAsker, endedBy: "2026-11-30T09:01:00.000000Z" });
+    expect(fromSource).toEqual([one, two, three]);
+
+    // The inherited list is the fork's order, not creation order; another creator's fork row lends no turns.
+    const reordered = await fork([two, one]);
+    expect(await listEndedThreadRuns(pool, { ...query, threadId: reordered })).toEqual([two, one]);
+    const foreign = await fork([one, two], { user: "someone-else" });
+    expect(await listEndedThreadRuns(pool, { ...query, threadId: foreign })).toEqual([]);
+  });
 });

@@ -33,8 +33,10 @@ ins AS (
   RETURNING version),
 projection AS (
   INSERT INTO threads (id, tenant_id, created_by, title, status, created_at, updated_at, archived_at, run_count,
-                       last_run_id, version, idempotency_key, request_hash)
-  SELECT $1, $2, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18 WHERE EXISTS (SELECT 1 FROM ins)
+                       last_run_id, version, idempotency_key, request_hash, forked_from_thread_id, forked_from_run_id,
+                       inherited_run_ids)
+  SELECT $1, $2, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::uuid[] WHERE EXISTS (SELECT 1 FROM ins)
+  -- A fork's origin is set with its creation only (thread.forked follows thread.created): never updated.
   ON CONFLICT (id) DO UPDATE SET
     title = excluded.title, status = excluded.status, updated_at = excluded.updated_at,
     archived_at = excluded.archived_at, run_count = excluded.run_count, last_run_id = excluded.last_run_id,
@@ -70,6 +72,9 @@ export async function appendThreadEvents(db: Pool | PoolClient, input: AppendThr
       state.version,
       input.idempotencyKey ?? null,
       input.requestHash ?? null,
+      state.forked_from?.thread_id ?? null,
+      state.forked_from?.run_id ?? null,
+      state.inherited_run_ids,
     ]);
     appended = rowCount ?? 0;
   } catch (err) {

@@ -8,6 +8,7 @@ import { useFreshDatabase } from "../../../../test/support/databases";
 import { appendThreadEvents } from "./append-thread-events";
 import { addRunToThread } from "./add-run-to-thread";
 import { archiveThread } from "./archive-thread";
+import { forkPoint, forkThread } from "./fork-thread";
 import { findOwnThreadState, findThreadByIdempotencyKey, listOwnThreads, listThreadRuns } from "./queries";
 
 const ana = { tenantId: "acme", userId: "ana" };
@@ -79,7 +80,7 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
     const second = await addRun(id);
     expect(second.outcome.kind).toBe("added");
     expect(await findOwnThreadState(db.pool, ana, id)).toMatchObject({ run_count: 2, last_run_id: second.runId, version: 3 });
-    expect((await listThreadRuns(db.pool, ana, id)).map((r) => r.id)).toEqual([first.runId, second.runId]);
+    expect((await listThreadRuns(db.pool, ana, id)).own.map((r) => r.id)).toEqual([first.runId, second.runId]);
     const { rows } = await db.pool.query("SELECT thread_id::text FROM runs WHERE id = $1", [second.runId]);
     expect(rows[0].thread_id).toBe(id);
   });
@@ -141,5 +142,101 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
     const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs");
     expect(rebuilt.runs).toBe(rows[0].n);
     expect((await db.pool.query("SELECT 1 FROM runs WHERE id = $1", [id])).rowCount).toBe(0);
+  });
+  const fork = (sourceId: string, atRunId: string, extra: { owner?: typeof ana; key?: string; hash?: string } = {}) => {
+    const forkId = randomUUID();
+    return forkThread(db.pool, {
+      sourceId,
+      owner: extra.owner ?? ana,
+      atRunId,
+      forkId,
+      title: "fork",
+      at: nowMicros(),
+      idempotencyKey: extra.key,
+      requestHash: extra.hash,
+    }).then((outcome) => ({ forkId, outcome }));
+  };
+  const streamAndRow = async (id: string) => ({
+    events: (await readStream(db.pool, id)).map((e) => [e.type, e.data]),
+    row: (await db.pool.query("SELECT * FROM threads WHERE id = $1", [id])).rows[0],
+  });
+
+  it("forks at a run: a new thread naming the runs up to it, in order; the source's events and row are untouched", async () => {
+    const id = await newThread();
+    const runs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { runId, outcome } = await addRun(id);
+      expect(outcome.kind).toBe("added");
+      await finish(runId);
+      runs.push(runId);
+    }
+    const before = await streamAndRow(id);
+    const { forkId, outcome } = await fork(id, runs[1]);
+    expect(outcome).toMatchObject({ kind: "forked", thread: { status: "open", title: "fork", run_count: 0, last_run_id: null, version: 2 } });
+    expect(await findOwnThreadState(db.pool, ana, forkId)).toMatchObject({ forked_from: { thread_id: id, run_id: runs[1] }, inherited_run_ids: runs.slice(0, 2), version: 2 });
+    expect((await readStream(db.pool, forkId)).map((e) => e.type)).toEqual(["thread.created", "thread.forked"]);
+    expect(await streamAndRow(id)).toEqual(before);
+
+    // The fork's runs: the inherited ones first, then its own; a fork of the fork at an inherited run inherits up to it.
+    const { runId: own, outcome: added } = await addRun(forkId);
+    expect(added.kind).toBe("added");
+    expect(await listThreadRuns(db.pool, ana, forkId)).toMatchObject({ inherited: runs.slice(0, 2).map((r) => ({ id: r })), own: [{ id: own }] });
+    expect((await listThreadRuns(db.pool, ana, id)).own.map((r) => r.id)).toEqual(runs);
+    expect((await fork(forkId, own)).outcome.kind).toBe("not_ended");
+    await finish(own);
+    const nested = await fork(forkId, own);
+    expect(nested.outcome).toMatchObject({ kind: "forked", thread: { forked_from: { thread_id: forkId, run_id: own }, inherited_run_ids: [...runs.slice(0, 2), own] } });
+    const atInherited = await fork(forkId, runs[0]);
+    expect(atInherited.outcome).toMatchObject({ kind: "forked", thread: { forked_from: { thread_id: forkId, run_id: runs[0] }, inherited_run_ids: [runs[0]] } });
+  });
+
+  it("refuses, writing nothing: somebody else's thread, a run not of the thread, a run not ended; an archived thread forks", async () => {
+    const id = await newThread();
+    const { runId } = await addRun(id);
+    const other = await newThread();
+    const { runId: elsewhere } = await addRun(other);
+    await finish(elsewhere);
+    const before = await counts();
+    expect((await fork(id, runId, { owner: { tenantId: "acme", userId: "bob" } })).outcome.kind).toBe("not_found");
+    expect((await fork(id, runId, { owner: { tenantId: "other", userId: "ana" } })).outcome.kind).toBe("not_found");
+    expect((await fork(randomUUID(), runId)).outcome.kind).toBe("not_found");
+    expect((await fork(id, elsewhere)).outcome.kind).toBe("not_in_thread");
+    expect((await fork(id, randomUUID())).outcome.kind).toBe("not_in_thread");
+    expect((await fork(id, runId)).outcome.kind).toBe("not_ended");
+    expect(await counts()).toEqual(before);
+    await finish(runId);
+    await archiveThread(db.pool, { threadId: id, owner: ana, at: nowMicros() });
+    expect((await fork(id, runId)).outcome.kind).toBe("forked");
+  });
+
+  it("a fork's Idempotency-Key shares the threads' key space: used again, the unique index refuses it and nothing is written", async () => {
+    const id = await newThread();
+    const { runId } = await addRun(id);
+    await finish(runId);
+    expect((await fork(id, runId, { key: "fork-1", hash: "f" })).outcome.kind).toBe("forked");
+    const before = await counts();
+    await expect(fork(id, runId, { key: "fork-1", hash: "f" })).rejects.toMatchObject({ code: "23505" });
+    expect(await counts()).toEqual(before);
+    expect(await findThreadByIdempotencyKey(db.pool, ana, "fork-1")).toMatchObject({ snapshot: { forked_from: { thread_id: id, run_id: runId } }, requestHash: "f" });
+  });
+});
+
+describe("the fork point (which runs a fork inherits)", () => {
+  const runs = [
+    { id: "r1", ended: true },
+    { id: "r2", ended: true },
+    { id: "r3", ended: false },
+  ];
+
+  it("inherits the runs up to and including the one named, in order", () => {
+    expect(forkPoint(runs, "r1")).toEqual({ kind: "at", inherited: ["r1"] });
+    expect(forkPoint(runs, "r2")).toEqual({ kind: "at", inherited: ["r1", "r2"] });
+  });
+
+  it("refuses a run that is not one of them, or one not ended (or with an earlier one not ended)", () => {
+    expect(forkPoint(runs, "r9")).toEqual({ kind: "not_in_thread" });
+    expect(forkPoint([], "r1")).toEqual({ kind: "not_in_thread" });
+    expect(forkPoint(runs, "r3")).toEqual({ kind: "not_ended" });
+    expect(forkPoint([{ id: "r1", ended: false }, { id: "r2", ended: true }], "r2")).toEqual({ kind: "not_ended" });
   });
 });

@@ -132,8 +132,9 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
 
   /**
    * The thread's earlier turns that ended before this run was created, built into the history to record and
-   * truncated to the budget the model's window leaves (docs/threads.md). Read again if the runner dies before
-   * it is recorded: those runs are over, so the same history comes out.
+   * truncated to the budget the model's window leaves (docs/threads.md). In a fork they are its inherited runs,
+   * then its own (the query follows the fork). Read again if the runner dies before it is recorded: those runs
+   * are over, so the same history comes out.
    */
   async function loadHistory(): Promise<Observation> {
     const threadId = state.thread_id!;

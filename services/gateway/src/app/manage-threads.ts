@@ -1,13 +1,32 @@
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson, initialThreadState, nowMicros, threadSnapshotOf, type RunSnapshot, type ThreadSnapshot } from "@steward/contract";
-import { NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { appendThreadEvents, archiveThread, findOwnThreadState, findThreadByIdempotencyKey, listOwnThreads, listThreadRuns } from "@steward/store";
-import { checkThreadTitle } from "../domain/thread-request";
+import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
+import {
+  appendThreadEvents,
+  archiveThread,
+  findOwnThreadState,
+  findThreadByIdempotencyKey,
+  forkThread,
+  listOwnThreads,
+  listThreadRuns,
+  type ForkThreadOutcome,
+} from "@steward/store";
+import { checkForkRequest, checkThreadTitle } from "../domain/thread-request";
 import type { Principal } from "../adapters/http/auth";
 
-/** A thread with its runs, oldest first: GET /v1/threads/:id. */
+/** A thread with its runs, oldest first: GET /v1/threads/:id. A fork's inherited runs come first and are counted. */
 export interface ThreadWithRuns extends ThreadSnapshot {
+  readonly inherited_run_count: number;
   readonly runs: RunSnapshot[];
+}
+
+/** POST /v1/threads/:id/fork: the thread, the run it is forked at, and how the request came. */
+export interface ForkThreadCommand {
+  readonly principal: Principal;
+  readonly threadId: string;
+  readonly body: { at_run_id: string; title?: string };
+  readonly idempotencyKey?: string;
+  readonly traceparent?: string;
 }
 
 /** A caller's threads: creator-only like runs, somebody else's thread is indistinguishable from none (404). */
@@ -15,6 +34,8 @@ export interface Threads {
   create(cmd: { principal: Principal; body: { title?: string }; idempotencyKey?: string; traceparent?: string }): Promise<ThreadSnapshot>;
   list(caller: Principal, page: { page: number; pageSize: number }): Promise<{ items: ThreadSnapshot[]; total: number }>;
   get(caller: Principal, threadId: string): Promise<ThreadWithRuns>;
+  /** A new thread holding the caller's thread's runs up to and including an ended one (docs/threads.md "Fork"). */
+  fork(cmd: ForkThreadCommand): Promise<ThreadSnapshot>;
   /** Archives it (once); an archived thread is answered as it is. */
   archive(caller: Principal, threadId: string, traceparent?: string): Promise<ThreadSnapshot>;
 }
@@ -63,8 +84,48 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
     async get(caller, threadId) {
       const state = await findOwnThreadState(deps.pool, ownerOf(caller), threadId);
       if (!state) throw notFound();
-      const runs = await listThreadRuns(deps.pool, ownerOf(caller), threadId);
-      return { ...threadSnapshotOf(threadId, state), runs };
+      const { inherited, own } = await listThreadRuns(deps.pool, ownerOf(caller), threadId);
+      return { ...threadSnapshotOf(threadId, state), inherited_run_count: inherited.length, runs: [...inherited, ...own] };
+    },
+    async fork({ principal, threadId, body, idempotencyKey, traceparent }) {
+      checkForkRequest(body);
+      // The source is part of the request: the same body for another thread is another request.
+      const requestHash = createHash("sha256").update(canonicalJson({ fork_of: threadId, ...body })).digest("hex");
+      const forkId = randomUUID();
+      let outcome: ForkThreadOutcome;
+      try {
+        outcome = await forkThread(deps.pool, {
+          sourceId: threadId,
+          owner: ownerOf(principal),
+          atRunId: body.at_run_id,
+          forkId,
+          title: body.title ?? null,
+          at: clock(),
+          traceparent,
+          idempotencyKey: idempotencyKey ?? null,
+          requestHash,
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code === UNIQUE_VIOLATION && idempotencyKey) {
+          const first = await replayed(principal, idempotencyKey, requestHash);
+          if (first) return first;
+        }
+        throw err;
+      }
+      switch (outcome.kind) {
+        case "forked":
+          return threadSnapshotOf(forkId, outcome.thread);
+        case "not_found":
+          throw notFound();
+        case "not_in_thread":
+          throw new ValidationError("at_run_id is not a run of this thread");
+        case "not_ended":
+          throw new ConflictError("the run at_run_id has not ended: a thread is forked at an ended run");
+        default: {
+          const unknown: never = outcome;
+          throw new TypeError(`unknown outcome ${(unknown as { kind: string }).kind}`);
+        }
+      }
     },
     async archive(caller, threadId, traceparent) {
       const state = await archiveThread(deps.pool, { threadId, owner: ownerOf(caller), at: clock(), traceparent });

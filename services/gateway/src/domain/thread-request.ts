@@ -14,3 +14,8 @@ export function checkThreadTitle(title: string | undefined): void {
   if (title.trim().length === 0) throw new ValidationError("title must not be only white space");
   if (CONTROL.test(title)) throw new ValidationError("title must not hold control characters");
 }
+
+/** Content rules of a fork (docs/threads.md "Fork"): its title is a new thread's. Whether `at_run_id` fits is the thread's to say. */
+export function checkForkRequest(body: { at_run_id: string; title?: string }): void {
+  checkThreadTitle(body.title);
+}

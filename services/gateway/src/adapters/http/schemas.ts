@@ -48,6 +48,19 @@ export const CreateThreadBody = Type.Object(
 );
 export type CreateThreadBody = Static<typeof CreateThreadBody>;
 
+/** POST /v1/threads/:id/fork: a closed object. A run that is not the thread's is the service layer's (422). */
+export const ForkThreadBody = Type.Object(
+  {
+    at_run_id: Type.String({
+      pattern: UUID_PATTERN.source,
+      description: "One of the thread's runs (as GET /v1/threads/:id lists them), ended: the fork holds the runs up to and including it",
+    }),
+    title: Type.Optional(Type.String({ description: "The fork's title: 1-200 characters, not only white space, no control characters (else 422)" })),
+  },
+  { additionalProperties: false, examples: [{ at_run_id: "0b6f1c6e-8d1f-4a57-9a35-5d0c2f3e9a10", title: "Refunds, the other way" }] },
+);
+export type ForkThreadBody = Static<typeof ForkThreadBody>;
+
 /** GET /v1/threads: each key at most once, digits only, within range. */
 export const ListThreadsQuery = Type.Object(
   {

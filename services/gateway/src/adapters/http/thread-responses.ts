@@ -19,6 +19,15 @@ export const ThreadSnapshotSchema = Type.Object(
     archived_at: Nullable(Timestamp("When it was archived (DELETE); an archived thread takes no new run")),
     run_count: Type.Integer({ description: "Runs added to it" }),
     last_run_id: Nullable(Type.String({ description: "The run added last" })),
+    forked_from: Nullable(
+      Type.Object(
+        {
+          thread_id: Type.String({ description: "The thread it was forked from" }),
+          run_id: Type.String({ description: "The run it was forked at: the last of the runs it inherited" }),
+        },
+        { description: "Where a fork was taken (POST /v1/threads/:id/fork); null for a thread that is not a fork" },
+      ),
+    ),
   },
   {
     $id: "ThreadSnapshot",
@@ -32,6 +41,7 @@ export const ThreadSnapshotSchema = Type.Object(
         archived_at: null,
         run_count: 2,
         last_run_id: "0b6f1c6e-8d1f-4a57-9a35-5d0c2f3e9a10",
+        forked_from: null,
       },
     ],
   },
@@ -46,11 +56,16 @@ export const ThreadPage = Type.Object({
   total: Type.Integer(),
 });
 
-/** GET /v1/threads/:id: the snapshot and its runs in the order they were added. */
+/** GET /v1/threads/:id: the snapshot and its runs: a fork's inherited runs first, then those added to it. */
 export const ThreadWithRuns = Type.Object(
   {
     ...ThreadSnapshotSchema.properties,
-    runs: Type.Array(RunSnapshot, { description: "The thread's runs, oldest first (run snapshots, SPEC §2)" }),
+    inherited_run_count: Type.Integer({
+      description: "How many of `runs` (the first ones) a fork inherited from the thread it was forked from; 0 for a thread that is not a fork",
+    }),
+    runs: Type.Array(RunSnapshot, {
+      description: "The thread's runs, oldest first (run snapshots, SPEC §2): a fork's inherited runs, then the runs added to it (run_count of them)",
+    }),
   },
   { description: "The thread and its runs" },
 );

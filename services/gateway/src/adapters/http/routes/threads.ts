@@ -7,7 +7,7 @@ import { principalOf, type RoutePolicy } from "../route-guard";
 import { traceparentOf } from "../trace-context";
 import { problemResponses } from "../openapi/problems";
 import { ThreadPage, ThreadSnapshot, ThreadWithRuns } from "../thread-responses";
-import { BODY_OPTIONAL, CreateThreadBody, ListThreadsQuery, NoQuery, optionalJsonBody, ThreadParams } from "../schemas";
+import { BODY_OPTIONAL, CreateThreadBody, ForkThreadBody, ListThreadsQuery, NoQuery, optionalJsonBody, ThreadParams } from "../schemas";
 
 export interface ThreadRoutesDeps {
   readonly pool: Pool;
@@ -31,7 +31,7 @@ const CreateThreadHeaders = Type.Object({
   ),
 });
 
-/** The threads API (issue 16, docs/threads.md): create, list, read with its runs, archive. */
+/** The threads API (issue 16, docs/threads.md): create, list, read with its runs, fork, archive. */
 export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const threads = deps.threads ?? createThreads({ pool: deps.pool });
@@ -99,6 +99,40 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRoutesDep
       },
     },
     async (request) => threads.get(principalOf(request), request.params.id),
+  );
+
+  api.post(
+    "/v1/threads/:id/fork",
+    {
+      config: { policy: threadPolicy("agent.run.create"), ...NAMED_THREAD },
+      schema: {
+        tags: TAGS,
+        summary: "Fork a thread at one of its runs",
+        description:
+          "A new thread of the caller's (policy point agent.run.create) holding the thread's runs up to and including `at_run_id`, " +
+          "which must have ended (else 409); a run that is not one of the thread's is 422. The thread forked is untouched; an archived one may be forked. " +
+          "A run in the fork sees those runs as its earlier turns, and never the original's later ones.",
+        security: SECURITY,
+        params: ThreadParams,
+        querystring: NoQuery,
+        headers: CreateThreadHeaders,
+        body: ForkThreadBody,
+        response: {
+          201: { ...ThreadSnapshot, description: "The new thread (forked_from set); Location names it" },
+          ...problemResponses({ body: true, notFound: true, conflict: true }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const thread = await threads.fork({
+        principal: principalOf(request),
+        threadId: request.params.id,
+        body: request.body,
+        idempotencyKey: request.headers["idempotency-key"],
+        traceparent: traceparentOf(request),
+      });
+      return reply.status(201).header("location", `/v1/threads/${thread.id}`).send(thread);
+    },
   );
 
   api.delete(

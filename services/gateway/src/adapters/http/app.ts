@@ -9,6 +9,7 @@ import { registerRouteGuard, type RouteGuardDeps } from "./route-guard";
 import { useRouteSchemas } from "./route-schemas";
 import { registerOpenApi } from "./openapi/register";
 import { registerAdminRoutes, type AdminRoutesDeps } from "./routes/admin";
+import { registerAdminRunRoutes } from "./routes/admin-runs";
 import { registerKnowledgeRoutes } from "./routes/knowledge";
 import { registerMemberRoutes } from "./routes/members";
 import { registerDatasetRoutes } from "./routes/datasets";
@@ -63,6 +64,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerThreadRoutes(api, deps);
     registerAdminRoutes(api, deps);
     registerStatusRoutes(api, deps);
+    registerAdminRunRoutes(api, deps);
     registerKnowledgeRoutes(api, deps);
     registerMemberRoutes(api, deps);
     registerDatasetRoutes(api, deps);

@@ -68,6 +68,8 @@ export function createRenderer(style: Style): { render(event: EventView): string
         const mark = code === "ok" ? style.green("←") : style.yellow("←");
         return lines(`${mark} ${str(d.tool_name)}: ${code === "ok" ? code : style.yellow(code)} ${style.dim(clip(str(d.result), 120))}`.trimEnd());
       }
+      case "knowledge.proposed":
+        return lines(style.dim(`  proposed knowledge "${clip(str(d.title), 80)}" (${str(d.proposal_id)}): pending review`));
       case "circuit.opened":
         return lines(style.yellow(`! ${str(d.tool_name)} failed ${str(d.failures)} times in a row: its circuit is open`));
       case "ask_user": {

@@ -77,6 +77,11 @@ export function createTimeline(): { element: HTMLOListElement; add(event: RunEve
         return void push(item("ask", "approval needed", h("strong", {}, str(d.tool_name)), code(prettyArguments(d.arguments))));
       case "confirmation.decided":
         return void push(item("info", d.decision === "approve" ? "approved" : "rejected", str(d.call_id)));
+      case "knowledge.proposed":
+        // Queued for review: it is used only once a person applies it (Knowledge proposals).
+        return void push(
+          item("info", "knowledge proposed", h("strong", {}, str(d.title)), " ", h("span", { class: "muted" }, "pending review, proposal ", h("code", {}, str(d.proposal_id)))),
+        );
       case "circuit.opened":
         return void push(item("warn", "circuit open", `${str(d.tool_name)} failed ${str(d.failures)} times in a row`));
       case "provider.fallback":

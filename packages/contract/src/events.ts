@@ -148,6 +148,18 @@ export interface ToolResult {
   };
 }
 
+/** The tool through which the agent proposes a knowledge entry (docs/memory.md). */
+export const PROPOSE_KNOWLEDGE_TOOL = "propose_knowledge";
+
+/**
+ * The agent's knowledge proposal was queued for a person's review (docs/memory.md): decided from the
+ * `propose_knowledge` result it follows, so the run's stream shows every proposal it made.
+ */
+export interface KnowledgeProposed {
+  readonly type: "knowledge.proposed";
+  readonly data: { readonly step_no: number; readonly call_id: string; readonly proposal_id: string; readonly title: string };
+}
+
 /** The model asked the user a question: the run waits (no runner holds it) until it is answered. */
 export interface AskUser {
   readonly type: "ask_user";
@@ -322,6 +334,7 @@ export type RunEvent =
   | ToolCall
   | ToolDecided
   | ToolResult
+  | KnowledgeProposed
   | CircuitOpened
   | AskUser
   | InputReceived

@@ -189,6 +189,8 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         exploration_count: state.exploration_count + (event.data.exploration ? 1 : 0),
         exploration_blocked: state.exploration_blocked || event.data.result_code === ToolResultCode.explorationBudgetReached,
       };
+    case "knowledge.proposed":
+      return next;
     case "circuit.opened":
       return { ...next, open_circuits: [...state.open_circuits, event.data.tool_name] };
     case "ask_user":

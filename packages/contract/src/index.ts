@@ -24,6 +24,8 @@ export {
   type ToolCall,
   type ToolDecided,
   type ToolResult,
+  type KnowledgeProposed,
+  PROPOSE_KNOWLEDGE_TOOL,
   type CircuitOpened,
   type AskUser,
   type InputReceived,

@@ -29,6 +29,7 @@ import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
 import { testTools } from "./adapters/tools/test-tools";
 import { datasetTools } from "./adapters/tools/dataset-tools";
 import { saveNoteTool } from "./adapters/tools/save-note";
+import { proposeKnowledgeTool } from "./adapters/tools/propose-knowledge";
 import { parseDatasets } from "./adapters/tools/dataset/catalog";
 import { createDatasetReaders } from "./adapters/tools/dataset/readers";
 import { createPgDatasetAccess } from "./adapters/tools/dataset/access";
@@ -112,7 +113,7 @@ async function main(): Promise<void> {
   const mcp = await mountMcpServers(mcpServers, logger);
   closeMcp = () => mcp.close();
   const extra = hooks ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
-  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool), readers: dataset }), ...mcp.tools, ...extra]);
+  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), proposeKnowledgeTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool), readers: dataset }), ...mcp.tools, ...extra]);
   // A call must name a run of its tenant and user before the PDP is even asked (SPEC §10).
   const owned = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
   const registered = new Set(registry.list().map((t) => t.name));

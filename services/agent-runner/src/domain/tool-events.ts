@@ -1,4 +1,4 @@
-import { RunErrorCode, ToolResultCode, type RequestedToolCall, type RunEvent, type RunState, type ToolResult } from "@steward/contract";
+import { PROPOSE_KNOWLEDGE_TOOL, RunErrorCode, ToolResultCode, type RequestedToolCall, type RunEvent, type RunState, type ToolResult } from "@steward/contract";
 import type { ToolInfo } from "./tool-catalog";
 
 /** A result the runner gives the model without running anything (refusals, answers, an open circuit). */
@@ -63,6 +63,8 @@ export function eventsForToolOutcome(state: RunState, call: RequestedToolCall, t
     });
   }
   out.push({ type: "tool_result", data: { ...result.data, step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name } });
+  const proposed = proposalOf(call, result);
+  if (proposed) out.push({ type: "knowledge.proposed", data: { step_no: state.step_no, call_id: call.call_id, ...proposed } });
   if (!decision.permit && tool?.abortOnDeny && !refusedArguments) {
     out.push({
       type: "run.failed",
@@ -78,4 +80,11 @@ export function eventsForToolOutcome(state: RunState, call: RequestedToolCall, t
     });
   }
   return out;
+}
+
+/** The proposal a permitted, successful propose_knowledge call queued (its result names it), else null. */
+function proposalOf(call: RequestedToolCall, result: ToolResult): { proposal_id: string; title: string } | null {
+  if (call.tool_name !== PROPOSE_KNOWLEDGE_TOOL || result.data.result_code !== ToolResultCode.ok || !result.data.decision.permit) return null;
+  const r = result.data.result as { proposal_id?: unknown; title?: unknown } | null;
+  return typeof r?.proposal_id === "string" ? { proposal_id: r.proposal_id, title: typeof r.title === "string" ? r.title : "" } : null;
 }

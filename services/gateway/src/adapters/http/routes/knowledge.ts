@@ -5,7 +5,7 @@ import { NotFoundError, type Pool } from "@steward/platform";
 import { createKnowledgeBase, type KnowledgeBase } from "../../../app/manage-knowledge";
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
-import { UUID_PATTERN } from "../schemas";
+import { Nullable, UUID_PATTERN } from "../schemas";
 
 export interface KnowledgeRoutesDeps {
   readonly pool: Pool;
@@ -36,6 +36,19 @@ const DocumentSummary = Type.Object({
   chars: Type.Integer(),
   created_at: Type.String(),
 });
+
+/** Where a document made by applying a knowledge proposal came from (docs/memory.md). */
+const Provenance = Nullable(
+  Type.Object(
+    {
+      thread_id: Nullable(Type.String({ description: "The thread of the run that proposed it; null for a run outside a thread" })),
+      run_id: Type.String({ description: "The run that proposed it" }),
+      step_no: Type.Integer({ description: "The run's step whose tool call proposed it" }),
+      proposal_id: Type.String({ description: "The applied proposal (GET /v1/knowledge/proposals)" }),
+    },
+    { description: "The proposal the document was applied from; null for a document added otherwise" },
+  ),
+);
 
 const common = (summary: string, description: string) => ({ tags: ["knowledge"], summary, description, security: [{ bearerAuth: [] }] });
 const READ = { policy: resourcePolicy("knowledge.document.read", "knowledge") };
@@ -93,7 +106,7 @@ export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRou
           "One document of the tenant, whole (policy point knowledge.document.read): what a run's evidence points at by document_id.",
         ),
         params: DocumentParams,
-        response: { 200: Type.Composite([DocumentSummary, Type.Object({ body: Type.String() })]), ...problemResponses({ notFound: true }) },
+        response: { 200: Type.Composite([DocumentSummary, Type.Object({ body: Type.String(), provenance: Provenance })]), ...problemResponses({ notFound: true }) },
       },
     },
     async (request) => {

@@ -215,6 +215,70 @@ describe("the steward CLI against a running platform", () => {
     expect(missing.stderr).toMatch(/cannot read .*nope\.md: ENOENT/);
   });
 
+  it("threads: new, a run in it with --thread, show, fork at the run, ls, archive", async () => {
+    const created = await cli(["threads", "new", "--title", "Refund questions", "--json"], member);
+    expect(created.code).toBe(0);
+    const thread = JSON.parse(created.stdout);
+    expect(thread).toMatchObject({ title: "Refund questions", run_count: 0 });
+    const first = await cli(["run", "refund in a thread", "--thread", thread.id, "--follow"], member);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain("✓ succeeded");
+    const shown = await cli(["threads", "show", thread.id, "--json"], member);
+    const view = JSON.parse(shown.stdout);
+    expect(view.runs.map((r: { input: string }) => r.input)).toEqual(["refund in a thread"]);
+    const runId = view.runs[0].id as string;
+    const human = await cli(["threads", "show", thread.id], member);
+    expect(human.stdout).toMatch(new RegExp(`${runId}\\s+succeeded`));
+    const forked = await cli(["threads", "fork", thread.id, "--at", runId, "--json"], member);
+    expect(forked.code).toBe(0);
+    const fork = JSON.parse(forked.stdout);
+    expect(fork).toMatchObject({ forked_from: { thread_id: thread.id, run_id: runId } });
+    const listed = JSON.parse((await cli(["threads", "ls", "--json"], member)).stdout);
+    expect(listed.items.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining([thread.id, fork.id]));
+    expect((await cli(["threads", "archive", thread.id], member)).stdout).toBe(`archived ${thread.id}\n`);
+    const refused = await cli(["run", "refund again", "--thread", thread.id], member);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/409 \/ 10090/);
+    const others = await cli(["threads", "show", fork.id], admin);
+    expect(others.code).toBe(3);
+    expect(others.stderr).toMatch(/404 \/ 10050/);
+  });
+
+  it("proposals: a run proposes knowledge, the member lists and applies it, the document exists", async () => {
+    const thread = JSON.parse((await cli(["threads", "new", "--json"], member)).stdout);
+    const run = await cli(["run", "propose Parcels to Iceland ship on Tuesdays.", "--thread", thread.id, "--follow"], member);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("proposal ok");
+    const pending = JSON.parse((await cli(["proposals", "ls", "--status", "pending", "--json"], member)).stdout);
+    const proposal = pending.items.find((p: { thread_id: string }) => p.thread_id === thread.id);
+    expect(proposal).toMatchObject({ content: "Parcels to Iceland ship on Tuesdays.", status: "pending", proposed_by: "mo" });
+    expect((await cli(["proposals", "ls"], member)).stdout).toContain(proposal.id);
+    const applied = await cli(["proposals", "apply", proposal.id, "--json"], member);
+    expect(applied.code).toBe(0);
+    const document = JSON.parse(applied.stdout).document_id as string;
+    expect(document).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await platform.http("GET", `/v1/knowledge/documents/${document}`, { token: member })).body).toMatchObject({ id: document });
+    const again = await cli(["proposals", "dismiss", proposal.id], member);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toMatch(/409 \/ 10090/);
+  });
+
+  it("admin runs, show and events: an administrator reads another user's run; a member is refused (exit 3)", async () => {
+    const created = JSON.parse((await cli(["run", "an ordinary question", "--json"], member)).stdout);
+    await waitFor(async () => ((await stateOf(created.id)) === "succeeded" ? true : undefined), { what: "the run to succeed" });
+    const listed = JSON.parse((await cli(["admin", "runs", "--user", "mo", "--state", "succeeded", "--page-size", "100", "--json"], admin)).stdout);
+    expect(listed.items.find((r: { id: string }) => r.id === created.id)).toMatchObject({ created_by: "mo", state: "succeeded" });
+    expect(listed.items.every((r: { created_by: string; state: string }) => r.created_by === "mo" && r.state === "succeeded")).toBe(true);
+    const human = await cli(["admin", "runs", "--user", "mo"], admin);
+    expect(human.stdout).toMatch(new RegExp(`${created.id}\\s+mo\\s+succeeded`));
+    expect(JSON.parse((await cli(["admin", "show", created.id, "--json"], admin)).stdout)).toMatchObject({ id: created.id, created_by: "mo" });
+    const events = ndjson((await cli(["admin", "events", created.id, "--json"], admin)).stdout);
+    expect(events.map((e) => e.type)).toEqual((await eventsOf(platform, member, created.id)).map((e) => e.type));
+    const refused = await cli(["admin", "runs"], member);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/403 \/ 10031/);
+  });
+
   it("policies ls and validate (0 when valid, 1 with the issues when not); a member is refused (exit 3)", async () => {
     const ls = await cli(["policies", "ls", "--json"], admin);
     expect(ls.code).toBe(0);

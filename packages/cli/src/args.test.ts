@@ -84,3 +84,57 @@ describe("help", () => {
     expect(usage("nope")).toBe(usage());
   });
 });
+
+const THREAD = "0b9c2a9e-6a51-4c1e-9d3e-2f4b8a1c7d10";
+const RUN = "5f1d6c1e-1b2a-4c3d-8e9f-a0b1c2d3e4f5";
+
+describe("the command line of threads, proposals and the admins' run view", () => {
+  it("continues a thread with run --thread", () => {
+    expect(parseCommandLine(["run", "and", "then?", "--thread", THREAD.toUpperCase()]).command).toEqual({
+      name: "run",
+      input: "and then?",
+      mode: "agent",
+      follow: false,
+      threadId: THREAD,
+    });
+    expect(() => parseCommandLine(["run", "q", "--thread", "nope"])).toThrow("not a thread id: nope");
+  });
+
+  it("reads the threads commands", () => {
+    expect(parseCommandLine(["threads", "new", "--title", "Refunds"]).command).toEqual({ name: "threads.new", title: "Refunds" });
+    expect(parseCommandLine(["threads", "ls", "--page", "2"]).command).toEqual({ name: "threads.ls", page: 2, pageSize: 20 });
+    expect(parseCommandLine(["threads", "fork", THREAD, "--at", RUN]).command).toEqual({ name: "threads.fork", id: THREAD, atRunId: RUN });
+    expect(parseCommandLine(["threads", "archive", THREAD]).command).toEqual({ name: "threads.archive", id: THREAD });
+    expect(() => parseCommandLine(["threads", "fork", THREAD])).toThrow("--at");
+    expect(() => parseCommandLine(["threads", "show", THREAD, "--at", RUN])).toThrow("--at does not go with `threads show`");
+  });
+
+  it("reads the proposals commands", () => {
+    expect(parseCommandLine(["proposals", "ls", "--status", "pending", "--all"]).command).toEqual({
+      name: "proposals.ls",
+      page: 1,
+      pageSize: 20,
+      status: "pending",
+      all: true,
+    });
+    expect(parseCommandLine(["proposals", "apply", RUN]).command).toEqual({ name: "proposals.apply", id: RUN });
+    expect(() => parseCommandLine(["proposals", "ls", "--status", "open"])).toThrow("--status is one of: pending, applied, dismissed");
+    expect(() => parseCommandLine(["proposals", "dismiss"])).toThrow(UsageError);
+  });
+
+  it("reads the admins' run list filters as the route's query keys", () => {
+    const cmd = parseCommandLine(["admin", "runs", "--user", "bob", "--state", "failed", "--code", "60405", "--thread", THREAD, "--since", "2026-12-01T00:00:00Z"]).command;
+    expect(cmd).toEqual({
+      name: "admin.runs",
+      page: 1,
+      pageSize: 20,
+      filters: { user: "bob", state: "failed", code: "60405", thread_id: THREAD, created_after: "2026-12-01T00:00:00Z" },
+    });
+    expect(() => parseCommandLine(["admin", "runs", "--state", "done"])).toThrow("--state is one of");
+    expect(() => parseCommandLine(["admin", "runs", "--until", "yesterday"])).toThrow("--until must be a day or a date and time with its zone");
+    expect(() => parseCommandLine(["admin", "runs", "--since", "2026-12-01T09:00:00"])).toThrow("with its zone");
+    expect(parseCommandLine(["admin", "runs", "--until", "2026-12-02"]).command).toMatchObject({ filters: { created_before: "2026-12-02" } });
+    expect(() => parseCommandLine(["admin", "runs", "--code", "ASK_MODE_DENIED"])).toThrow("--code is a run's error code");
+    expect(parseCommandLine(["admin", "events", RUN]).command).toEqual({ name: "admin.events", id: RUN });
+  });
+});

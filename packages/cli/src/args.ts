@@ -13,7 +13,15 @@ export type Command =
   | { readonly name: "help"; readonly topic?: string }
   | { readonly name: "login"; readonly tokenStdin: boolean; readonly tenant: string; readonly user: string; readonly roles: string[]; readonly ttl: string }
   | { readonly name: "token" }
-  | { readonly name: "run"; readonly input: string; readonly mode: "agent" | "ask"; readonly language?: string; readonly follow: boolean; readonly idempotencyKey?: string }
+  | {
+      readonly name: "run";
+      readonly input: string;
+      readonly mode: "agent" | "ask";
+      readonly language?: string;
+      readonly follow: boolean;
+      readonly idempotencyKey?: string;
+      readonly threadId?: string;
+    }
   | { readonly name: "runs.ls"; readonly page: number; readonly pageSize: number }
   | { readonly name: "runs.show" | "runs.cancel" | "runs.approve" | "runs.reject"; readonly id: string }
   | { readonly name: "runs.events"; readonly id: string; readonly follow: boolean; readonly after: number }
@@ -35,7 +43,25 @@ export type Command =
       readonly elevated: boolean;
     }
   | { readonly name: "status" }
-  | { readonly name: "dlq.ls"; readonly limit: number };
+  | { readonly name: "dlq.ls"; readonly limit: number }
+  | { readonly name: "threads.new"; readonly title?: string }
+  | { readonly name: "threads.ls"; readonly page: number; readonly pageSize: number }
+  | { readonly name: "threads.show" | "threads.archive"; readonly id: string }
+  | { readonly name: "threads.fork"; readonly id: string; readonly atRunId: string; readonly title?: string }
+  | { readonly name: "proposals.ls"; readonly page: number; readonly pageSize: number; readonly status?: string; readonly all: boolean }
+  | { readonly name: "proposals.apply" | "proposals.dismiss"; readonly id: string }
+  | { readonly name: "admin.runs"; readonly page: number; readonly pageSize: number; readonly filters: AdminRunFilters }
+  | { readonly name: "admin.show" | "admin.events"; readonly id: string };
+
+/** The admins' run list filters, as the query keys of GET /v1/admin/runs. */
+export interface AdminRunFilters {
+  readonly user?: string;
+  readonly state?: string;
+  readonly code?: string;
+  readonly thread_id?: string;
+  readonly created_after?: string;
+  readonly created_before?: string;
+}
 
 export interface CommandLine {
   readonly globals: Globals;
@@ -65,6 +91,14 @@ const OPTIONS = {
   resource: { type: "string" },
   version: { type: "string" },
   elevated: { type: "boolean" },
+  thread: { type: "string" },
+  at: { type: "string" },
+  status: { type: "string" },
+  all: { type: "boolean" },
+  state: { type: "string" },
+  code: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -75,7 +109,7 @@ const GLOBAL: readonly OptionName[] = ["json", "url", "help"];
 /** The options each command accepts beyond the global ones; a command not listed takes none. */
 const ALLOWED: Record<string, readonly OptionName[]> = {
   login: ["token-stdin", "tenant", "user", "roles", "ttl"],
-  run: ["follow", "mode", "language", "idempotency-key"],
+  run: ["follow", "mode", "language", "idempotency-key", "thread"],
   "runs.ls": ["page", "page-size"],
   "runs.events": ["follow", "after"],
   replay: ["all-finished", "limit"],
@@ -83,6 +117,11 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   "kb.ls": ["page", "page-size"],
   "policies.dry-run": ["action", "user", "roles", "resource", "version", "elevated"],
   "dlq.ls": ["limit"],
+  "threads.new": ["title"],
+  "threads.ls": ["page", "page-size"],
+  "threads.fork": ["at", "title"],
+  "proposals.ls": ["page", "page-size", "status", "all"],
+  "admin.runs": ["page", "page-size", "user", "state", "code", "thread", "since", "until"],
 };
 
 const GROUPS: Record<string, readonly string[]> = {
@@ -90,6 +129,9 @@ const GROUPS: Record<string, readonly string[]> = {
   kb: ["add", "ls", "rm"],
   policies: ["ls", "validate", "dry-run", "activate"],
   dlq: ["ls"],
+  threads: ["new", "ls", "show", "fork", "archive"],
+  proposals: ["ls", "apply", "dismiss"],
+  admin: ["runs", "show", "events"],
 };
 const SINGLE = ["login", "token", "run", "replay", "status", "help"];
 
@@ -172,7 +214,15 @@ function commandOf(name: string, args: string[], v: Values): Command {
       if (!input.trim()) throw new UsageError('run needs a question: steward run "How long do I have to ask for a refund?"');
       const mode = v.mode ?? "agent";
       if (mode !== "agent" && mode !== "ask") throw new UsageError("--mode is agent or ask");
-      return { name, input, mode, follow: v.follow === true, ...(v.language ? { language: v.language } : {}), ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}) };
+      return {
+        name,
+        input,
+        mode,
+        follow: v.follow === true,
+        ...(v.language ? { language: v.language } : {}),
+        ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
+        ...(v.thread !== undefined ? { threadId: runId(v.thread, "thread id") } : {}),
+      };
     }
     case "runs.ls":
     case "kb.ls":
@@ -236,6 +286,73 @@ function commandOf(name: string, args: string[], v: Values): Command {
     case "dlq.ls":
       exactly(args, 0, "dlq ls takes options only");
       return { name, limit: positiveInt("limit", v.limit, 20, 1000) };
+    default:
+      return conversationCommandOf(name, args, v);
+  }
+}
+
+const PROPOSAL_STATES = ["pending", "applied", "dismissed"];
+const RUN_STATES = ["queued", "running", "awaiting_input", "awaiting_confirmation", "succeeded", "failed", "cancelled"];
+
+function oneOf(option: string, raw: string | undefined, allowed: readonly string[]): string | undefined {
+  if (raw !== undefined && !allowed.includes(raw)) throw new UsageError(`--${option} is one of: ${allowed.join(", ")}`);
+  return raw;
+}
+
+/** A day (UTC) or a date and time with its zone, as GET /v1/admin/runs takes them. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2}))?$/;
+
+function instant(option: string, raw: string | undefined): string | undefined {
+  if (raw !== undefined && (!INSTANT.test(raw) || Number.isNaN(Date.parse(raw)))) {
+    throw new UsageError(`--${option} must be a day or a date and time with its zone, e.g. 2026-12-01 or 2026-12-01T09:00:00Z`);
+  }
+  return raw;
+}
+
+/** The commands of threads, proposals and the admins' run view. */
+function conversationCommandOf(name: string, args: string[], v: Values): Command {
+  const paging = () => ({ page: positiveInt("page", v.page, 1), pageSize: positiveInt("page-size", v["page-size"], 20, 100) });
+  switch (name) {
+    case "threads.new":
+      exactly(args, 0, "use --title");
+      return { name, ...(v.title !== undefined ? { title: v.title } : {}) };
+    case "threads.ls":
+      exactly(args, 0, "use --page and --page-size");
+      return { name, ...paging() };
+    case "threads.show":
+    case "threads.archive":
+      exactly(args, 1, "one thread id");
+      return { name, id: runId(args[0], "thread id") };
+    case "threads.fork":
+      exactly(args, 1, "one thread id");
+      if (v.at === undefined) throw new UsageError("threads fork needs --at <run id>: the last run the new thread keeps");
+      return { name, id: runId(args[0], "thread id"), atRunId: runId(v.at), ...(v.title !== undefined ? { title: v.title } : {}) };
+    case "proposals.ls": {
+      exactly(args, 0, "use --status, --all, --page and --page-size");
+      const status = oneOf("status", v.status, PROPOSAL_STATES);
+      return { name, ...paging(), ...(status ? { status } : {}), all: v.all === true };
+    }
+    case "proposals.apply":
+    case "proposals.dismiss":
+      exactly(args, 1, "one proposal id");
+      return { name, id: runId(args[0], "proposal id") };
+    case "admin.runs": {
+      exactly(args, 0, "use --user, --state, --code, --thread, --since, --until");
+      if (v.code !== undefined && !/^[1-9][0-9]{0,8}$/.test(v.code)) throw new UsageError("--code is a run's error code, e.g. 60405");
+      const filters = {
+        ...(v.user !== undefined ? { user: v.user } : {}),
+        ...(v.state !== undefined ? { state: oneOf("state", v.state, RUN_STATES) } : {}),
+        ...(v.code !== undefined ? { code: v.code } : {}),
+        ...(v.thread !== undefined ? { thread_id: runId(v.thread, "thread id") } : {}),
+        ...(v.since !== undefined ? { created_after: instant("since", v.since) } : {}),
+        ...(v.until !== undefined ? { created_before: instant("until", v.until) } : {}),
+      };
+      return { name, ...paging(), filters };
+    }
+    case "admin.show":
+    case "admin.events":
+      exactly(args, 1, "one run id");
+      return { name, id: runId(args[0]) };
     default:
       throw new UsageError(`unknown command: ${name}`);
   }

@@ -6,8 +6,9 @@ const USAGE = `steward: Steward's command line
   steward login --token-stdin [--url URL]
                                        keep a token read from stdin
   steward token                        print the token in use
-  steward run "question" [--mode ask] [--language L] [--idempotency-key K] [--follow|-f]
-                                       start a run; --follow renders it live and asks you in place
+  steward run "question" [--mode ask] [--language L] [--idempotency-key K] [--thread ID] [--follow|-f]
+                                       start a run (--thread: as the next turn of a conversation);
+                                       --follow renders it live and asks you in place
   steward runs ls [--page N] [--page-size N]
   steward runs show <id>
   steward runs events <id> [--after N] [--follow]
@@ -17,6 +18,20 @@ const USAGE = `steward: Steward's command line
   steward runs reject <id>
   steward replay <id>... | --all-finished [--limit N]
                                        re-drive finished runs from their events (needs DATABASE_URL)
+  steward threads new [--title T]
+  steward threads ls [--page N] [--page-size N]
+  steward threads show <id>
+  steward threads fork <id> --at <run id> [--title T]
+                                       a new thread with the history up to and including that run
+  steward threads archive <id>
+  steward proposals ls [--status pending|applied|dismissed] [--all] [--page N] [--page-size N]
+                                       knowledge the agent proposed (--all: the tenant's, for admins)
+  steward proposals apply <id>         make it a knowledge document
+  steward proposals dismiss <id>
+  steward admin runs [--user U] [--state S] [--code C] [--thread ID] [--since T] [--until T] [--page N] [--page-size N]
+                                       every user's runs of the tenant (an administrator; each read audited)
+  steward admin show <id>
+  steward admin events <id>
   steward kb add <file> [--title T]
   steward kb ls [--page N] [--page-size N]
   steward kb rm <id>

@@ -8,14 +8,17 @@ import { ExitCode } from "./exit-codes";
 import { usage } from "./help";
 import { createLineReader } from "./prompt";
 import { colourWanted, createSpinner, createStyle } from "./style";
+import { adminRunsCommand } from "./commands/admin-runs";
 import { dlqCommand } from "./commands/dlq";
 import { kbCommand } from "./commands/kb";
 import { loginCommand, tokenCommand } from "./commands/login";
 import { policiesCommand } from "./commands/policies";
+import { proposalsCommand } from "./commands/proposals";
 import { replayCommand } from "./commands/replay";
 import { runCommand } from "./commands/run";
 import { runsCommand } from "./commands/runs";
 import { statusCommand } from "./commands/status";
+import { threadsCommand } from "./commands/threads";
 
 export interface Io {
   readonly stdin: NodeJS.ReadStream;
@@ -50,6 +53,20 @@ async function dispatch(ctx: Context, command: Command, io: Io): Promise<number>
     case "policies.dry-run":
     case "policies.activate":
       return policiesCommand(ctx, command);
+    case "threads.new":
+    case "threads.ls":
+    case "threads.show":
+    case "threads.fork":
+    case "threads.archive":
+      return threadsCommand(ctx, command);
+    case "proposals.ls":
+    case "proposals.apply":
+    case "proposals.dismiss":
+      return proposalsCommand(ctx, command);
+    case "admin.runs":
+    case "admin.show":
+    case "admin.events":
+      return adminRunsCommand(ctx, command);
     default:
       return runsCommand(ctx, command);
   }

@@ -6,6 +6,11 @@ import { renderPolicies } from "./pages/admin-policies";
 import { renderDecisions } from "./pages/admin-decisions";
 import { renderKnowledge } from "./pages/admin-knowledge";
 import { renderStatus } from "./pages/admin-status";
+import { renderAdminRun } from "./pages/admin-run";
+import { renderAdminRuns } from "./pages/admin-runs";
+import { renderProposals } from "./pages/proposals";
+import { renderThread } from "./pages/thread";
+import { renderThreads } from "./pages/threads";
 
 /** A page of the console: drawn into the main region, with what to undo when the page is left. */
 export type Render = (main: HTMLElement, params: readonly string[]) => () => void;
@@ -23,11 +28,17 @@ export interface Page {
 }
 
 const openRun = (id: string) => (location.hash = `#/runs/${encodeURIComponent(id)}`);
+const openThread = (id: string) => (location.hash = `#/threads/${encodeURIComponent(id)}`);
 
 /** Every page, first match wins; the last one is the runs list, the console's home. */
 export const PAGES: readonly Page[] = [
   { pattern: /^#\/runs\/([^/?#]+)$/, render: (main, [id]) => renderRun(main, id) },
   { pattern: /^#\/knowledge\/([^/?#]+)$/, render: (main, [id]) => renderDocument(main, id) },
+  { pattern: /^#\/threads\/([^/?#]+)$/, render: (main, [id]) => renderThread(main, id, openRun, openThread) },
+  { pattern: /^#\/threads$/, render: (main) => renderThreads(main, openThread), nav: "Threads", href: "#/threads" },
+  { pattern: /^#\/proposals$/, render: (main) => renderProposals(main), nav: "Proposals", href: "#/proposals" },
+  { pattern: /^#\/admin\/runs\/([^/?#]+)$/, render: (main, [id]) => renderAdminRun(main, id) },
+  { pattern: /^#\/admin\/runs$/, render: (main) => renderAdminRuns(main), nav: "All runs", href: "#/admin/runs", admin: true },
   { pattern: /^#\/admin\/policies$/, render: (main) => renderPolicies(main), nav: "Policies", href: "#/admin/policies", admin: true },
   { pattern: /^#\/admin\/decisions$/, render: (main) => renderDecisions(main), nav: "Decisions", href: "#/admin/decisions", admin: true },
   { pattern: /^#\/admin\/knowledge$/, render: (main) => renderKnowledge(main), nav: "Knowledge", href: "#/admin/knowledge", admin: true },

@@ -20,7 +20,12 @@ export interface RunSnapshot {
 
 /** `steward run "question" [--mode ask] [--follow]`: creates a run; with --follow, renders it to its end. */
 export async function runCommand(ctx: Context, cmd: RunCommand): Promise<number> {
-  const body = { input: cmd.input, ...(cmd.mode !== "agent" ? { mode: cmd.mode } : {}), ...(cmd.language ? { response_language: cmd.language } : {}) };
+  const body = {
+    input: cmd.input,
+    ...(cmd.mode !== "agent" ? { mode: cmd.mode } : {}),
+    ...(cmd.language ? { response_language: cmd.language } : {}),
+    ...(cmd.threadId ? { thread_id: cmd.threadId } : {}),
+  };
   const headers = cmd.idempotencyKey ? { "idempotency-key": cmd.idempotencyKey } : undefined;
   const run = await ctx.api.request<RunSnapshot>("POST", "/v1/agents/runs", { body, ...(headers ? { headers } : {}) });
   if (!cmd.follow) {

@@ -1,0 +1,68 @@
+import type { Command } from "../args";
+import { print, table, type Context } from "../context";
+import type { EventView } from "../event-view";
+import { ExitCode } from "../exit-codes";
+import { clip, createRenderer } from "../render";
+import type { RunSnapshot } from "./run";
+
+type AdminCommand = Extract<Command, { name: `admin.${string}` }>;
+
+/** A run as the admins' view answers it: the snapshot, whose it is and its thread. */
+interface AdminRun extends RunSnapshot {
+  readonly created_by: string;
+  readonly thread_id: string | null;
+}
+
+interface AdminRunPage {
+  items: AdminRun[];
+  page: number;
+  page_size: number;
+  total: number;
+}
+
+interface EventPage {
+  items: EventView[];
+  next_after: number;
+  has_more: boolean;
+}
+
+/** `steward admin runs|show|events`: any user's runs of the tenant, each read written to the audit log. */
+export async function adminRunsCommand(ctx: Context, cmd: AdminCommand): Promise<number> {
+  switch (cmd.name) {
+    case "admin.runs": {
+      const query = { page: cmd.page, page_size: cmd.pageSize, ...cmd.filters };
+      const page = await ctx.api.request<AdminRunPage>("GET", "/v1/admin/runs", { query });
+      print(ctx, page, (p) => {
+        if (p.items.length === 0) return p.page === 1 ? "no runs match" : `no runs on page ${p.page} (${p.total} in all)`;
+        const rows = p.items.map((r) => [r.id, r.created_by, r.state, r.error ? String(r.error.code) : "", r.created_at, clip(r.input, 50)]);
+        return table([["ID", "USER", "STATE", "CODE", "CREATED", "INPUT"], ...rows]) + ctx.style.dim(`page ${p.page}, ${p.items.length} of ${p.total}`);
+      });
+      return ExitCode.ok;
+    }
+    case "admin.show": {
+      const run = await ctx.api.request<AdminRun>("GET", `/v1/admin/runs/${cmd.id}`);
+      print(ctx, run, (r) => {
+        const lines = [`${ctx.style.bold(r.id)}  ${r.state}  by ${r.created_by}${r.thread_id ? `  in thread ${r.thread_id}` : ""}`, `  asked     ${clip(r.input, 200)}`];
+        if (r.output) lines.push("", r.output.text);
+        if (r.error) lines.push(ctx.style.red(`  error     ${r.error.code} ${r.error.message}`));
+        return lines.join("\n");
+      });
+      return ExitCode.ok;
+    }
+    case "admin.events": {
+      const events: EventView[] = [];
+      for (let after = 0; ; ) {
+        const page = await ctx.api.request<EventPage>("GET", `/v1/admin/runs/${cmd.id}/events`, { query: { after, limit: 1000 } });
+        events.push(...page.items);
+        if (!page.has_more) break;
+        after = page.next_after;
+      }
+      if (ctx.globals.json) ctx.stdout.write(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      else {
+        const renderer = createRenderer(ctx.style);
+        ctx.stdout.write(events.map((e) => `${ctx.style.dim(String(e.seq).padStart(4))} ${renderer.render(e)}`).join(""));
+      }
+      return ExitCode.ok;
+    }
+  }
+}

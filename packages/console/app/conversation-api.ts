@@ -1,0 +1,88 @@
+import { api, type RunSnapshot } from "./api";
+
+/** A thread as the API answers it (docs/threads.md); `runs` only from GET /v1/threads/:id. */
+export interface Thread {
+  readonly id: string;
+  readonly title: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly archived_at: string | null;
+  readonly run_count: number;
+  readonly last_run_id: string | null;
+  readonly forked_from?: { readonly thread_id: string; readonly run_id: string } | null;
+  readonly runs?: readonly RunSnapshot[];
+}
+
+/** A knowledge proposal (docs/memory.md). */
+export interface Proposal {
+  readonly id: string;
+  readonly title: string;
+  readonly content: string;
+  readonly evidence_quote: string | null;
+  readonly status: "pending" | "applied" | "dismissed";
+  readonly thread_id: string | null;
+  readonly run_id: string;
+  readonly step_no: number;
+  readonly proposed_by: string;
+  readonly created_at: string;
+  readonly decided_at: string | null;
+  readonly decided_by: string | null;
+  readonly document_id: string | null;
+}
+
+/** A run as the admins' view answers it (docs/admin-runs.md). */
+export interface AdminRun extends RunSnapshot {
+  readonly created_by: string;
+  readonly thread_id: string | null;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly page: number;
+  readonly page_size: number;
+  readonly total: number;
+}
+
+export interface StoredEvent {
+  readonly seq: number;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  readonly recorded_at: string;
+}
+
+const id = encodeURIComponent;
+const query = (values: Record<string, string | number | undefined>): string => {
+  const pairs = Object.entries(values).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== "");
+  return pairs.length ? `?${new URLSearchParams(pairs.map(([k, v]) => [k, String(v)])).toString()}` : "";
+};
+
+export const threads = {
+  list: (page = 1) => api<Page<Thread>>("GET", `/v1/threads${query({ page, page_size: 100 })}`),
+  get: (threadId: string) => api<Thread>("GET", `/v1/threads/${id(threadId)}`),
+  create: (title?: string) => api<Thread>("POST", "/v1/threads", title ? { title } : {}),
+  fork: (threadId: string, atRunId: string) => api<Thread>("POST", `/v1/threads/${id(threadId)}/fork`, { at_run_id: atRunId }),
+  archive: (threadId: string) => api<Thread>("DELETE", `/v1/threads/${id(threadId)}`),
+  ask: (threadId: string, input: string) => api<RunSnapshot>("POST", "/v1/agents/runs", { input, thread_id: threadId }),
+};
+
+export const proposals = {
+  list: (filter: { status?: string; tenant?: boolean }) =>
+    api<Page<Proposal>>("GET", `/v1/knowledge/proposals${query({ status: filter.status, scope: filter.tenant ? "tenant" : undefined, page_size: 100 })}`),
+  apply: (proposalId: string) => api<Proposal>("POST", `/v1/knowledge/proposals/${id(proposalId)}/apply`),
+  dismiss: (proposalId: string) => api<Proposal>("POST", `/v1/knowledge/proposals/${id(proposalId)}/dismiss`),
+};
+
+/** The admins' run list filters: the query keys of GET /v1/admin/runs. */
+export interface AdminRunFilter {
+  readonly user?: string;
+  readonly state?: string;
+  readonly code?: string;
+  readonly thread_id?: string;
+}
+
+export const adminRuns = {
+  list: (filter: AdminRunFilter, page = 1) => api<Page<AdminRun>>("GET", `/v1/admin/runs${query({ ...filter, page, page_size: 50 })}`),
+  get: (runId: string) => api<AdminRun>("GET", `/v1/admin/runs/${id(runId)}`),
+  events: (runId: string, after = 0) =>
+    api<{ items: readonly StoredEvent[]; next_after: number; has_more: boolean }>("GET", `/v1/admin/runs/${id(runId)}/events${query({ after, limit: 1000 })}`),
+};

@@ -26,6 +26,8 @@ export interface RouteSpec {
   readonly query?: (rng: Rng, fx: FuzzFixture) => Record<string, string>;
   /** Headers that make the request what the route name says (an event stream). */
   readonly headers?: (rng: Rng) => Record<string, string>;
+  /** An administrator's view of the whole tenant: its answers may hold any resource of the caller's tenant. */
+  readonly tenantWide?: boolean;
 }
 
 const pageQuery = (rng: Rng): Record<string, string> => {
@@ -41,6 +43,12 @@ const afterQuery = (rng: Rng): Record<string, string> => {
   return q;
 };
 const fixed = (path: string) => (): Target => ({ path });
+const threadPath = (rng: Rng, suffix = ""): Target => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
+const proposalPath = (suffix: string) => (rng: Rng): Target => ({ path: `/v1/knowledge/proposals/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
+const adminRunPath = (suffix: string) => (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
+  const { segment, run } = runSegment(rng, fx, who, false);
+  return { path: `/v1/admin/runs/${segment}${suffix}`, run };
+};
 const onRun = (suffix: string, control = false) => (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
   const { segment, run } = runSegment(rng, fx, who, control);
   return { path: `/v1/agents/runs/${segment}${suffix}`, run };
@@ -98,8 +106,35 @@ export const ROUTES: readonly RouteSpec[] = [
     body: (rng) => ({ ...maybe(rng, 0.7, () => ({ title: rng.pick(["Refunds", "😀 émojis", fuzzString(rng)]) })) }),
   }),
   route("GET /v1/threads", 3, { target: fixed("/v1/threads"), query: pageQuery }),
-  route("GET /v1/threads/:id", 3, { target: (rng) => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}` }) }),
-  route("DELETE /v1/threads/:id", 2, { target: (rng) => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}` }) }),
+  route("GET /v1/threads/:id", 3, { target: (rng) => threadPath(rng) }),
+  route("DELETE /v1/threads/:id", 2, { target: (rng) => threadPath(rng) }),
+  route("POST /v1/threads/:id/fork", 2, {
+    target: (rng) => threadPath(rng, "/fork"),
+    body: (rng, fx) => ({ at_run_id: rng.chance(0.5) ? rng.pick(fx.runs).id : seededUuid(rng), ...maybe(rng, 0.3, () => ({ title: "Fork" })) }),
+  }),
+  // Governed memory (issue 16): the caller's proposals, the tenant's for admins, and deciding one.
+  route("GET /v1/knowledge/proposals", 2, {
+    target: fixed("/v1/knowledge/proposals"),
+    query: (rng) => ({ ...pageQuery(rng), ...maybe(rng, 0.4, () => ({ status: rng.pick(["pending", "applied", "dismissed", "open"]) })) }),
+  }),
+  route("GET /v1/knowledge/proposals (tenant)", 1, { target: fixed("/v1/knowledge/proposals"), query: (rng) => ({ scope: "tenant", ...pageQuery(rng) }), tenantWide: true }),
+  route("POST /v1/knowledge/proposals/:id/apply", 1, { target: proposalPath("/apply") }),
+  route("POST /v1/knowledge/proposals/:id/dismiss", 1, { target: proposalPath("/dismiss") }),
+  // The admins' view of every user's runs (issue 16): any run of the caller's tenant may be in an answer.
+  route("GET /v1/admin/runs", 2, {
+    target: fixed("/v1/admin/runs"),
+    tenantWide: true,
+    query: (rng) => ({
+      ...pageQuery(rng),
+      ...maybe(rng, 0.3, () => ({ user: rng.pick(["alice", "zed", ""]) })),
+      ...maybe(rng, 0.3, () => ({ state: rng.pick(["succeeded", "awaiting_input", "done"]) })),
+      ...maybe(rng, 0.2, () => ({ code: rng.pick(["60405", "0", "x"]) })),
+      ...maybe(rng, 0.2, () => ({ created_after: rng.pick(["2026-01-01", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00", "yesterday"]) })),
+    }),
+  }),
+  route("GET /v1/admin/runs/:id", 2, { target: adminRunPath(""), tenantWide: true }),
+  route("GET /v1/admin/runs/:id/events", 2, { target: adminRunPath("/events"), query: afterQuery, tenantWide: true }),
+  route("GET /v1/audit/admin-reads", 1, { target: fixed("/v1/audit/admin-reads"), query: pageQuery, tenantWide: true }),
   route("POST /v1/knowledge/documents", 3, {
     target: fixed("/v1/knowledge/documents"),
     body: (rng) => ({ title: `fuzz doc ${rng.int(0, 1e6)}`, body: "Some text.", ...maybe(rng, 0.3, () => ({ format: rng.pick(["text", "markdown"]) })) }),

@@ -36,11 +36,12 @@ export function createLedger(fx: FuzzFixture) {
       runOwners.set(id, owner);
     },
     /** Somebody else's resources named in an answer to `who` (undefined: a request with no valid principal). */
-    foreignIn(text: string, who: Who | undefined, requestText: string, route: string): string[] {
+    foreignIn(text: string, who: Who | undefined, requestText: string, route: string, tenantWide = false): string[] {
       const found: string[] = [];
+      const ours = (owner: Who) => (tenantWide ? owner.tenant === who?.tenant : sameWho(owner, who));
       for (const marker of text.match(MARKERS) ?? []) {
         const m = markers.get(marker);
-        const theirs = who && m && m.tenant === who.tenant && (m.user === undefined || m.user === who.user);
+        const theirs = who && m && m.tenant === who.tenant && (tenantWide || m.user === undefined || m.user === who.user);
         if (m && !theirs) found.push(`marker of ${m.what} (${m.tenant}/${m.user ?? "*"})`);
       }
       if (route === AUDIT) {
@@ -57,7 +58,7 @@ export function createLedger(fx: FuzzFixture) {
         if (requestText.includes(id)) continue;
         const owner = runOwners.get(id);
         const docTenant = documentTenants.get(id);
-        if (owner && !sameWho(owner, who)) found.push(`run ${id} of ${owner.tenant}/${owner.user}`);
+        if (owner && !ours(owner)) found.push(`run ${id} of ${owner.tenant}/${owner.user}`);
         if (docTenant && docTenant !== who?.tenant) found.push(`document ${id} of tenant ${docTenant}`);
       }
       return found;
@@ -82,10 +83,12 @@ export function judge(r: FuzzRequest, a: Answer, ledger: Ledger): Finding[] {
   const ok = a.status >= 200 && a.status < 300;
   if (ok) {
     const requestText = `${r.target} ${r.raw?.toString("latin1") ?? ""} ${r.body?.toString("utf8") ?? ""}`;
-    const foreign = ledger.foreignIn(a.text, who, requestText, r.route.name);
+    const tenantWide = r.route.tenantWide === true;
+    const foreign = ledger.foreignIn(a.text, who, requestText, r.route.name, tenantWide);
     if (foreign.length) findings.push({ kind: "read across principals", why: `${a.status} to ${whoName(who)} holds ${foreign.join(", ")}` });
     const sent = r.raw?.toString("latin1") ?? r.target;
-    if (r.run && sent.includes(r.run.id) && !sameWho(r.run.owner, who)) {
+    const runOfCaller = r.run && (tenantWide ? r.run.owner.tenant === who?.tenant : sameWho(r.run.owner, who));
+    if (r.run && sent.includes(r.run.id) && !runOfCaller) {
       findings.push({ kind: "read across principals", why: `${a.status} to ${whoName(who)} on ${r.run.owner.tenant}/${r.run.owner.user}'s run` });
     }
     if (r.document && sent.includes(r.document.id) && r.document.tenant !== who?.tenant) {

@@ -42,7 +42,8 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: "datasets", description: "Datasets the tenant's members may focus (administrators)" },
         { name: "policies", description: "Policy sets of the tenant (administrators)" },
         { name: "elevations", description: "Time-boxed elevations (administrators)" },
-        { name: "audit", description: "The policy decision log" },
+        { name: "admin", description: "Every user's runs of the tenant (administrators; each read is audited)" },
+        { name: "audit", description: "The policy decision log and the log of administrators' run reads" },
         { name: "operations", description: "Probes and the platform status" },
       ],
       components: {

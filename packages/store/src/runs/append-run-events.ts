@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError } from "@steward/platform";
+import { appendFailure, insertEventsAtVersion } from "../event-store/append-at-version";
 import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
 import type { OutboxRow } from "../outbox/outbox-row";
@@ -36,8 +37,6 @@ export interface AppendRunEventsResult {
 /** How long a row its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
 
-const UNIQUE_VIOLATION = "23505";
-
 /**
  * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
  * a racing appender hits the unique (stream_id, version) constraint), their bus copies (subject
@@ -46,14 +45,7 @@ const UNIQUE_VIOLATION = "23505";
  * from the fold — all or nothing.
  */
 const APPEND_RUN_EVENTS = `
-WITH input AS (
-  SELECT e.event_id, $3::int + e.ord::int AS version, e.type, e.data
-    FROM unnest($4::uuid[], $5::text[], $6::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, ord)),
-ins AS (
-  INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
-  SELECT i.event_id, $1, $2, i.version, i.type, i.data, $7::jsonb FROM input i
-   WHERE (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1) = $3
-  RETURNING event_id, version, type, data, recorded_at),
+WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at")},
 copies AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
   SELECT $1, $8 || ins.type, ins.event_id::text,
@@ -115,10 +107,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
     rows = result.rows.filter((r) => r.outbox_id === null);
     direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));
   } catch (err) {
-    if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "events_stream_version") {
-      throw new ConcurrencyError(input.runId, input.state.version, { cause: err });
-    }
-    throw err;
+    throw appendFailure(err, input.runId, input.state.version);
   }
   if (rows.length !== input.events.length) throw new ConcurrencyError(input.runId, input.state.version);
   const events = input.events.map((event, i) => ({

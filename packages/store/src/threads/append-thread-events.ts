@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import { foldThread, type ThreadEvent, type ThreadState } from "@steward/contract";
 import { ConcurrencyError } from "@steward/platform";
+import { appendFailure, insertEventsAtVersion } from "../event-store/append-at-version";
 
 export interface AppendThreadEventsInput {
   readonly threadId: string;
@@ -15,22 +16,13 @@ export interface AppendThreadEventsInput {
   readonly requestHash?: string | null;
 }
 
-const UNIQUE_VIOLATION = "23505";
-
 /**
  * One statement: the events (inserted only when the stream is at the expected version; a racing appender hits
  * the unique (stream_id, version) constraint) and the threads projection from the fold. No outbox copies:
  * nothing consumes a thread's events from the bus yet, and the run event subjects are the runs' alone.
  */
 const APPEND_THREAD_EVENTS = `
-WITH input AS (
-  SELECT e.event_id, $3::int + e.ord::int AS version, e.type, e.data
-    FROM unnest($4::uuid[], $5::text[], $6::jsonb[]) WITH ORDINALITY AS e(event_id, type, data, ord)),
-ins AS (
-  INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
-  SELECT i.event_id, $1, $2, i.version, i.type, i.data, $7::jsonb FROM input i
-   WHERE (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1) = $3
-  RETURNING version),
+WITH ${insertEventsAtVersion("version")},
 projection AS (
   INSERT INTO threads (id, tenant_id, created_by, title, status, created_at, updated_at, archived_at, run_count,
                        last_run_id, version, idempotency_key, request_hash, forked_from_thread_id, forked_from_run_id,
@@ -78,10 +70,7 @@ export async function appendThreadEvents(db: Pool | PoolClient, input: AppendThr
     ]);
     appended = rowCount ?? 0;
   } catch (err) {
-    if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { constraint?: string }).constraint === "events_stream_version") {
-      throw new ConcurrencyError(input.threadId, input.state.version, { cause: err });
-    }
-    throw err;
+    throw appendFailure(err, input.threadId, input.state.version);
   }
   if (appended !== input.events.length) throw new ConcurrencyError(input.threadId, input.state.version);
   return state;

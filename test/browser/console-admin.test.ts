@@ -1,19 +1,11 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { useConsole } from "./support/console-harness";
+import { shoot, useConsole } from "./support/console-harness";
 import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
 // Issue 15, point 5: the console's admin pages (policies, decisions, knowledge, status), driven in Chromium
 // against the four services as real processes. `root` is acme's admin; `mo` a member.
-const SCREENSHOTS = join(__dirname, "..", "..", "docs", "console");
-const shoot = async (page: Page, name: string) => {
-  if (process.env.UPDATE_SCREENSHOTS !== "1") return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
-};
 
 interface PolicySet {
   version: number;

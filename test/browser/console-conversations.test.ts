@@ -1,38 +1,20 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import type { Page } from "playwright-core";
-import { useConsole } from "./support/console-harness";
-import { waitFor } from "../support/wait-for";
+import { shoot, useConsole } from "./support/console-harness";
 
 jest.setTimeout(180_000);
 
 // Issue 16, point 6: the console's threads, proposals and the admins' run list, driven in Debian's Chromium
 // against the four services as real processes. The model's scenarios (test/support/scenario-model.ts) are picked
 // by the first word of the run's own input: "refund …" searches and answers, "propose …" proposes knowledge.
-const SCREENSHOTS = join(__dirname, "..", "..", "docs", "console");
-const shoot = async (page: Page, name: string) => {
-  if (process.env.UPDATE_SCREENSHOTS !== "1") return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
-};
 
 describe("the console's threads, proposals and admins' run list in a browser", () => {
   const ui = useConsole();
-  const { api, signedIn, stateOf } = ui;
+  const { api, signedIn, stateOf, settled } = ui;
   let mo: string;
   let root: string;
   beforeAll(() => {
     ({ mo, root } = ui.tokens);
   });
 
-  const settled = (token: string, id: string, state: string) =>
-    waitFor(
-      async () => {
-        const run = await api(token, "GET", `/v1/agents/runs/${id}`);
-        return run.body.state === state ? run.body : undefined;
-      },
-      { timeoutMs: 30_000, what: `run ${id} ${state}` },
-    );
 
   it("starts a conversation, asks two questions in it, and forks it at the first", async () => {
     const page = await signedIn(mo, "/console/#/threads");

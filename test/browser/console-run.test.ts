@@ -1,5 +1,4 @@
 import { useConsole } from "./support/console-harness";
-import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
@@ -9,7 +8,7 @@ jest.setTimeout(180_000);
 
 describe("the console's approvals inbox and run details in a browser", () => {
   const ui = useConsole();
-  const { api, startRun, signedIn, stateOf } = ui;
+  const { api, startRun, signedIn, stateOf, settled } = ui;
   let mo: string;
   let bob: string;
   beforeAll(() => {
@@ -17,14 +16,6 @@ describe("the console's approvals inbox and run details in a browser", () => {
   });
 
   /** The run's state once it stops moving through `running` / `queued`. */
-  const settled = (token: string, id: string, state: string) =>
-    waitFor(
-      async () => {
-        const run = await api(token, "GET", `/v1/agents/runs/${id}`);
-        return run.body.state === state ? run.body : undefined;
-      },
-      { timeoutMs: 30_000, what: `run ${id} ${state}` },
-    );
   const events = async (token: string, id: string) => (await api(token, "GET", `/v1/agents/runs/${id}/events?limit=1000`)).body.items as { type: string; data: any }[];
   const notes = async (title: string) =>
     (await ui.pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = $1", [title])).rows[0].n as number;

@@ -1,12 +1,9 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { useConsole } from "./support/console-harness";
+import { shoot, useConsole } from "./support/console-harness";
 
 jest.setTimeout(180_000);
 
 // Issue 15: the web console at /console, driven in Debian's Chromium against the four services as real processes.
 // The model's scenarios (test/support/scenario-model.ts) are picked by the input's first word.
-const SCREENSHOTS = join(__dirname, "..", "..", "docs", "console");
 
 describe("the web console in a browser", () => {
   const ui = useConsole();
@@ -48,10 +45,7 @@ describe("the web console in a browser", () => {
     await expect(page.locator("#final-answer strong").textContent()).resolves.toBe("30 days");
     await expect(page.locator("#final-answer li").textContent()).resolves.toBe("keep the receipt");
     await page.locator("ol.evidence li", { hasText: "Refund policy" }).first().waitFor();
-    if (process.env.UPDATE_SCREENSHOTS === "1") {
-      mkdirSync(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: join(SCREENSHOTS, "run-timeline.png"), fullPage: true });
-    }
+    await shoot(page, "run-timeline.png");
 
     // The evidence links to the document itself, read whole through the public API; Back returns to the run.
     const runUrl = page.url();
@@ -73,10 +67,8 @@ describe("the web console in a browser", () => {
     await page.getByLabel("State").selectOption("all");
     await page.getByLabel("Search by id").fill(other.slice(0, 8));
     await expect(page.locator("table.runs tbody tr").count()).resolves.toBe(1);
-    if (process.env.UPDATE_SCREENSHOTS === "1") {
-      await page.getByLabel("Search by id").fill("");
-      await page.screenshot({ path: join(SCREENSHOTS, "runs-list.png"), fullPage: true });
-    }
+    if (process.env.UPDATE_SCREENSHOTS === "1") await page.getByLabel("Search by id").fill("");
+    await shoot(page, "runs-list.png");
   });
 
   it("answers a run's question from the page and shows the result without a reload", async () => {

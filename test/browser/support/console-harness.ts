@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { addDocument } from "@steward/store";
@@ -5,8 +7,18 @@ import { startTestPlatform, type TestPlatform } from "../../support/platform";
 import { startFakeOpenAi, type FakeOpenAi } from "../../support/fake-openai";
 import { scenarioModel } from "../../support/scenario-model";
 import { launchChromium } from "../../support/chromium";
+import { waitFor } from "../../support/wait-for";
 
 export const UI_TIMEOUT = 30_000;
+
+const SCREENSHOTS = join(__dirname, "..", "..", "..", "docs", "console");
+
+/** Writes the page to docs/console/<name> when UPDATE_SCREENSHOTS=1 (the documentation's pictures); else nothing. */
+export async function shoot(page: Page, name: string): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS !== "1") return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+}
 
 /** What a browser suite works with once its platform and browser are up. */
 export interface ConsoleHarness {
@@ -22,6 +34,8 @@ export interface ConsoleHarness {
   signedIn(token: string, path?: string, options?: { width?: number; dark?: boolean }): Promise<Page>;
   /** Waits until the run page's summary shows `state`. */
   stateOf(page: Page, state: string): Promise<void>;
+  /** Waits (through the API) until the run is in `state`; resolves with its snapshot. */
+  settled(token: string, id: string, state: string): Promise<any>;
 }
 
 /**
@@ -106,6 +120,14 @@ export function useConsole(): ConsoleHarness {
       return page;
     },
     stateOf: (page, state) => page.locator(`dl.summary[data-state="${state}"]`).waitFor(),
+    settled: (token, id, state) =>
+      waitFor(
+        async () => {
+          const run = await harness.api(token, "GET", `/v1/agents/runs/${id}`);
+          return run.body.state === state ? run.body : undefined;
+        },
+        { timeoutMs: 30_000, what: `run ${id} ${state}` },
+      ),
   };
   return harness;
 }

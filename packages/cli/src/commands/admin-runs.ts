@@ -1,9 +1,9 @@
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
-import type { EventView } from "../event-view";
 import { ExitCode } from "../exit-codes";
-import { clip, createRenderer } from "../render";
+import { clip } from "../render";
 import type { RunSnapshot } from "./run";
+import { allEvents, printEvents } from "./runs";
 
 type AdminCommand = Extract<Command, { name: `admin.${string}` }>;
 
@@ -18,12 +18,6 @@ interface AdminRunPage {
   page: number;
   page_size: number;
   total: number;
-}
-
-interface EventPage {
-  items: EventView[];
-  next_after: number;
-  has_more: boolean;
 }
 
 /** `steward admin runs|show|events`: any user's runs of the tenant, each read written to the audit log. */
@@ -50,18 +44,7 @@ export async function adminRunsCommand(ctx: Context, cmd: AdminCommand): Promise
       return ExitCode.ok;
     }
     case "admin.events": {
-      const events: EventView[] = [];
-      for (let after = 0; ; ) {
-        const page = await ctx.api.request<EventPage>("GET", `/v1/admin/runs/${cmd.id}/events`, { query: { after, limit: 1000 } });
-        events.push(...page.items);
-        if (!page.has_more) break;
-        after = page.next_after;
-      }
-      if (ctx.globals.json) ctx.stdout.write(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
-      else {
-        const renderer = createRenderer(ctx.style);
-        ctx.stdout.write(events.map((e) => `${ctx.style.dim(String(e.seq).padStart(4))} ${renderer.render(e)}`).join(""));
-      }
+      printEvents(ctx, await allEvents(ctx, cmd.id, 0, `/v1/admin/runs/${cmd.id}/events`));
       return ExitCode.ok;
     }
   }

@@ -20,14 +20,23 @@ interface EventPage {
   has_more: boolean;
 }
 
-/** Every stored event of a run after `after`, all pages. */
-export async function allEvents(ctx: Context, runId: string, after = 0): Promise<EventView[]> {
+/** Every stored event of a run after `after`, all pages; `path` is the event page's route (the admins' has its own). */
+export async function allEvents(ctx: Context, runId: string, after = 0, path = `/v1/agents/runs/${runId}/events`): Promise<EventView[]> {
   const events: EventView[] = [];
   for (;;) {
-    const page = await ctx.api.request<EventPage>("GET", `/v1/agents/runs/${runId}/events`, { query: { after, limit: 1000 } });
+    const page = await ctx.api.request<EventPage>("GET", path, { query: { after, limit: 1000 } });
     events.push(...page.items);
     if (!page.has_more) return events;
     after = page.next_after;
+  }
+}
+
+/** Stored events: one JSON object per line with --json, else rendered for a person with their sequence numbers. */
+export function printEvents(ctx: Context, events: readonly EventView[]): void {
+  if (ctx.globals.json) ctx.stdout.write(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  else {
+    const renderer = createRenderer(ctx.style);
+    ctx.stdout.write(events.map((e) => `${ctx.style.dim(String(e.seq).padStart(4))} ${renderer.render(e)}`).join(""));
   }
 }
 
@@ -70,12 +79,7 @@ export async function runsCommand(ctx: Context, cmd: RunsCommand): Promise<numbe
     }
     case "runs.events": {
       if (cmd.follow) return followToEnd(ctx, cmd.id, cmd.after);
-      const events = await allEvents(ctx, cmd.id, cmd.after);
-      if (ctx.globals.json) ctx.stdout.write(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
-      else {
-        const renderer = createRenderer(ctx.style);
-        ctx.stdout.write(events.map((e) => `${ctx.style.dim(String(e.seq).padStart(4))} ${renderer.render(e)}`).join(""));
-      }
+      printEvents(ctx, await allEvents(ctx, cmd.id, cmd.after));
       return ExitCode.ok;
     }
     case "runs.cancel": {

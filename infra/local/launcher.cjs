@@ -238,7 +238,8 @@ function serviceEnv(service, shared, { policyAddr, toolExecAddr, gatewayPort, he
       return { ...env, ...health, TOOL_EXEC_ADDR: toolExecAddr };
     case "gateway":
       // Its API port answers /healthz and /readyz too; the health port is the operator's (and serves /metrics).
-      return { ...env, ...health, POLICY_ADDR: policyAddr, GATEWAY_PORT: String(gatewayPort) };
+      // tool-exec's address for the catalogue only (MCP search_capabilities): the gateway never invokes a tool.
+      return { ...env, ...health, POLICY_ADDR: policyAddr, TOOL_EXEC_ADDR: toolExecAddr, GATEWAY_PORT: String(gatewayPort) };
     default:
       throw new Error(`unknown service ${service}`);
   }

@@ -212,6 +212,17 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
         expect([identity, await outcome(invoke(platform.grpcOptions(identity, "tool-exec"), own))]).toEqual([identity, grpcStatus.PERMISSION_DENIED]);
       }
       expect(await notes()).toBe(0);
+      // Listing the catalogue (MCP search_capabilities, issue 17) is open to the gateway as well, to nobody else.
+      const list = (options: ClientOptions) => async () => {
+        const api = createToolExecApi(platform.toolExecAddr, options);
+        try {
+          return await api.listTools({ deadlineMs: 5000 });
+        } finally {
+          api.close();
+        }
+      };
+      expect(await outcome(list(platform.grpcOptions("gateway", "tool-exec")))).toBe("ok");
+      expect(await outcome(list(platform.grpcOptions("policy", "tool-exec")))).toBe(grpcStatus.PERMISSION_DENIED);
       // The runner's identity, for its own run, in its own tenant: the call goes through (to the PDP).
       const permitted = invoke(platform.grpcOptions("agent-runner", "tool-exec"), { ...own, toolName: "knowledge_search", argumentsJson: JSON.stringify({ query: "refund" }) });
       expect(await outcome(permitted)).toBe("ok");

@@ -74,6 +74,8 @@ export interface RunQueued {
     readonly thread_id: string | null;
     /** A reference to an elevation session the creator asked the run to use; checked at every decision. */
     readonly elevation_session_id?: string | null;
+    /** The gateway's MCP session the run was started from (run_question, docs/mcp.md); absent otherwise. */
+    readonly mcp_session_id?: string;
   };
 }
 

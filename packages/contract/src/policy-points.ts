@@ -18,6 +18,9 @@ export const policyPoints = [
   "platform.status.read",
   "membership.admin",
   "dataset.admin",
+  // Opening an MCP session on the gateway in a mode (resource `Resource::"observe" | "execute" | "admin"`,
+  // docs/mcp.md). Not `mcp.<server>.<tool>`: that shape names the tools of mounted MCP servers.
+  "agent.mcp.session",
 ] as const;
 
 /** A tool of a mounted MCP server has its own point: `mcp.<server>.<tool>`. */

@@ -32,6 +32,14 @@ export const gatewayConfigSpec = {
   /** Requests without valid credentials one client address (IPv6: its /64) may make per window. */
   GATEWAY_RATE_LIMIT_PER_ADDRESS: env.int(1, 1_000_000_000, 600),
   POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
+  /** tool-exec, asked only for its catalogue (MCP search_capabilities); the gateway never invokes a tool. */
+  TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
+  /** Open MCP sessions one user may hold (/mcp, docs/mcp.md); opening one more closes their least recently used. */
+  GATEWAY_MCP_SESSIONS_PER_USER: env.int(1, 100, 8),
+  /** An MCP session unused this long is closed (seconds). */
+  GATEWAY_MCP_IDLE_SECONDS: env.int(60, 86_400, 1_800),
+  /** Open MCP sessions of this gateway, all users; beyond it a new session is refused (503) until one closes. */
+  GATEWAY_MCP_SESSIONS_MAX: env.int(1, 1_000_000, 10_000),
   STEWARD_JWT_SECRET: env.secret(32),
   STEWARD_JWKS_URL: env.optionalUrl(["https", "http"]),
   STEWARD_JWT_ISSUER: env.optional(),

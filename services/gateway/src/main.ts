@@ -22,7 +22,7 @@ import {
   watchPools,
   type NatsConnection,
 } from "@steward/platform";
-import { createPolicyAdminApi, createPolicyDecisionApi } from "@steward/proto";
+import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
 import { createOutboxRelay, readBacklog } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
@@ -38,6 +38,11 @@ import { createRateLimits } from "./adapters/http/rate-limit/compose";
 import { instrumentHttp } from "./adapters/http/metrics-hooks";
 import { traceHttp } from "./adapters/http/tracing-hooks";
 import { devSignInFrom } from "./adapters/http/routes/dev-sign-in";
+import { runCreationAllowance } from "./adapters/http/rate-limit/register";
+import { createSessionDecider } from "./app/decide-for-session";
+import { createRunFollower } from "./app/run-outcome";
+import { createRunReads } from "./app/read-runs";
+import { createCapabilityCatalogue } from "./app/capability-catalogue";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -60,6 +65,9 @@ async function main(): Promise<void> {
   const toPolicy = grpcClientOptions(tls, "policy");
   const pdp = createPolicyDecisionApi(config.POLICY_ADDR, toPolicy);
   const policyAdmin = createPolicyAdminApi(config.POLICY_ADDR, toPolicy);
+  // The catalogue only (MCP search_capabilities): tool-exec lets the gateway list its tools, never invoke one.
+  // Not a readiness check: the API serves without tool-exec; a search meanwhile answers 10503.
+  const toolExec = createToolExecApi(config.TOOL_EXEC_ADDR, grpcClientOptions(tls, "tool-exec"));
   const readiness = createReadiness();
   readiness.add("postgres", postgresCheck(pool));
   readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
@@ -84,6 +92,8 @@ async function main(): Promise<void> {
     runsPerTenant: config.GATEWAY_RATE_LIMIT_RUNS_PER_TENANT,
     perAddress: config.GATEWAY_RATE_LIMIT_PER_ADDRESS,
   });
+  const controls = createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE });
+  const createRun = createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS });
   const app = buildApp({
     logger,
     // Decided once, at boot: on only in development (or a suite that asks for it), never with a JWKS issuer.
@@ -99,9 +109,22 @@ async function main(): Promise<void> {
     authenticate,
     authorize,
     policyAdmin,
-    controls: createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE }),
+    controls,
     feed,
-    createRun: createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS }),
+    createRun,
+    mcp: {
+      decide: createSessionDecider({ pdp, logger }),
+      createRun,
+      controls,
+      follow: createRunFollower({ reads: createRunReads({ pool }), feed }),
+      capabilities: createCapabilityCatalogue(async () => (await toolExec.listTools({ deadlineMs: 2000 })).tools),
+      runAllowance: runCreationAllowance(rateLimits.deps),
+      limits: {
+        perUser: config.GATEWAY_MCP_SESSIONS_PER_USER,
+        idleMs: config.GATEWAY_MCP_IDLE_SECONDS * 1000,
+        max: config.GATEWAY_MCP_SESSIONS_MAX,
+      },
+    },
     readiness,
     platformStatus: createPlatformStatus({
       gateway: () => readiness.report(),
@@ -129,6 +152,7 @@ async function main(): Promise<void> {
     async () => stopRelay?.(),
     async () => nc?.drain(),
     async () => pdp.close(),
+    async () => toolExec.close(),
     async () => policyAdmin.close(),
     () => tracing.shutdown(),
     () => pool.end(),

@@ -207,6 +207,33 @@ export const ROUTES: readonly RouteSpec[] = [
     target: fixed("/v1/admin/dataset-changes"),
     query: (rng) => ({ ...maybe(rng, 0.4, () => ({ dataset: rng.pick(["fuzz_marked", "demo", "Bad"]) })), ...afterQuery(rng) }),
   }),
+  // Steward as an MCP server (issue 17, docs/mcp.md): the initialize request in a mode (some the caller may not
+  // open), and requests on sessions drawn at random (an unknown session, or somebody else's: the same answer).
+  route("POST /mcp (initialize)", 2, {
+    target: fixed("/mcp"),
+    headers: (rng) => ({
+      accept: rng.pick(["application/json, text/event-stream", "application/json", "text/event-stream"]),
+      ...maybe(rng, 0.7, () => ({ "steward-mcp-mode": rng.pick(["observe", "execute", "admin", "root", ""]) })),
+    }),
+    body: (rng) => ({
+      jsonrpc: "2.0",
+      id: rng.int(0, 1000),
+      method: "initialize",
+      params: { protocolVersion: rng.pick(["2025-06-18", "2025-03-26", "1999-01-01"]), capabilities: {}, clientInfo: { name: "fuzz", version: "1" } },
+    }),
+  }),
+  route("POST /mcp (on a session)", 2, {
+    target: fixed("/mcp"),
+    headers: (rng) => ({ accept: "application/json, text/event-stream", ...maybe(rng, 0.9, () => ({ "mcp-session-id": rng.chance(0.8) ? seededUuid(rng) : oddSegment(rng) })) }),
+    body: (rng) =>
+      rng.pick([
+        { jsonrpc: "2.0", id: 1, method: "tools/list" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_run", arguments: { run_id: seededUuid(rng) } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+      ]),
+  }),
+  route("GET /mcp", 1, { target: fixed("/mcp"), headers: (rng) => ({ accept: "text/event-stream", "mcp-session-id": seededUuid(rng) }) }),
+  route("DELETE /mcp", 1, { target: fixed("/mcp"), headers: (rng): Record<string, string> => (rng.chance(0.8) ? { "mcp-session-id": seededUuid(rng) } : {}) }),
   route("GET /healthz", 1, { open: true, target: fixed("/healthz") }),
   route("GET /readyz", 1, { open: true, target: fixed("/readyz") }),
   route("GET unknown paths", 3, {

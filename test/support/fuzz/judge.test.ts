@@ -64,4 +64,13 @@ describe("the fuzz verdict", () => {
     expect(kinds(request("GET /v1/agents/runs", "/v1/agents/runs", forged), answer(200, { items: [] }))).toEqual(["refused token accepted"]);
     expect(kinds(request("GET /healthz", "/healthz", forged), answer(200, { status: "ok" }))).toEqual([]);
   });
+
+  it("takes the MCP transport's JSON-RPC error on /mcp, and only there; a problem document is still fine there", () => {
+    const onSession = request("POST /mcp (on a session)", "/mcp");
+    expect(kinds(onSession, answer(404, { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }))).toEqual([]);
+    expect(kinds(onSession, answer(401, { status: 401, code: 10011 }, "application/problem+json"))).toEqual([]);
+    expect(kinds(onSession, answer(404, { error: "Not Found" }))).toEqual(["not a problem document"]);
+    const list = request("GET /v1/agents/runs", "/v1/agents/runs");
+    expect(kinds(list, answer(404, { jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }))).toEqual(["not a problem document"]);
+  });
 });

@@ -105,9 +105,31 @@ export function judge(r: FuzzRequest, a: Answer, ledger: Ledger): Finding[] {
   return findings;
 }
 
-/** A 4xx must be `application/problem+json` whose `status` and numeric `code` say what it is. */
+/** The MCP endpoint (docs/mcp.md): its session-level refusals are the MCP transport's JSON-RPC errors. */
+const MCP_PATH = /^(https?:\/\/[^/]+)?\/mcp(\?|$)/;
+
+/** A JSON-RPC error answer as the MCP transport sends it: `{jsonrpc: "2.0", error: {code, message}, id: null}`. */
+function jsonRpcErrorFault(a: Answer): string | null {
+  try {
+    const body = JSON.parse(a.text) as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown }; id?: unknown };
+    if (body.jsonrpc !== "2.0" || typeof body.error?.code !== "number" || typeof body.error.message !== "string" || body.id !== null) {
+      return `${a.status} with body ${a.text.slice(0, 200)}`;
+    }
+    return null;
+  } catch {
+    return `${a.status} with a body that is not JSON: ${a.text.slice(0, 200)}`;
+  }
+}
+
+/**
+ * A 4xx must be `application/problem+json` whose `status` and numeric `code` say what it is; on `/mcp` it may
+ * instead be the MCP transport's JSON-RPC error (`application/json`): an unknown session (404), a request
+ * without one (400), what the client does not accept (406).
+ */
 function problemFault(r: FuzzRequest, a: Answer): string | null {
   const type = a.headers["content-type"] ?? "";
+  const sentPath = r.raw ? (/^\S+ (\S+)/.exec(r.raw.toString("latin1"))?.[1] ?? "") : r.target;
+  if (MCP_PATH.test(sentPath) && type.startsWith("application/json")) return jsonRpcErrorFault(a);
   if (!type.startsWith("application/problem+json")) return `${a.status} with content-type ${JSON.stringify(type)}: ${a.text.slice(0, 200)}`;
   // An answer to HEAD has no body; a raw HEAD the server could not read as one may still carry it: checked then.
   if (r.method === "HEAD" && (!r.raw || a.text === "")) return null;

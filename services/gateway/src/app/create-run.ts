@@ -22,6 +22,8 @@ export interface CreateRunCommand {
   readonly idempotencyKey?: string;
   readonly elevationSessionId?: string;
   readonly traceparent: string;
+  /** The MCP session that starts the run (run_question): recorded in its run.queued event. */
+  readonly mcpSessionId?: string;
 }
 
 const UNIQUE_VIOLATION = "23505";
@@ -104,6 +106,7 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
             deadline_at: addSeconds(createdAt, deadlineSeconds),
             thread_id: cmd.body.thread_id ?? null,
             elevation_session_id: cmd.elevationSessionId ?? null,
+            ...(cmd.mcpSessionId ? { mcp_session_id: cmd.mcpSessionId } : {}),
           },
         },
       ],

@@ -70,7 +70,7 @@ export function createPolicyAdmin(deps: {
       const decision = decisionOf({ action: q.action, elevation: { kind: "none" }, verdict });
       return { permit: decision.permit, code: decision.code, policyIds: decision.policyIds, errors: verdict.errors, version: set.version };
     },
-    queryDecisions: (tenantId: string, filter: { runId?: string; afterId?: number; limit: number }) => deps.log.query(tenantId, filter),
+    queryDecisions: (tenantId: string, filter: { runId?: string; mcpSessionId?: string; afterId?: number; limit: number }) => deps.log.query(tenantId, filter),
     async createElevation(e: { tenantId: string; userId: string; actions: string[]; ttlSeconds: number; grantedBy: string }) {
       const unknown = e.actions.filter((a) => !isPolicyPoint(a));
       if (e.actions.length === 0 || unknown.length > 0) throw new AdminInputError(`actions must be policy points (unknown: ${unknown.join(", ") || "none given"})`);

@@ -63,6 +63,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
           elevated: elevation.kind === "valid" && elevation.grantsAction,
           run_id: query.context.run_id ?? "",
           step_no: Number.isFinite(stepNo) ? stepNo : 0,
+          ...mcpContextOf(query.context),
         },
         entities: entitiesFor({ ...query, resource, roles, toolSafety: query.context.tool_safety }),
       });
@@ -83,6 +84,8 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       stepNo: query.context.step_no ? Number(query.context.step_no) : null,
       fingerprint: query.context.fingerprint ?? null,
       elevationSessionId: query.context.elevation_session_id ?? null,
+      mcpSessionId: query.context.mcp_session ?? null,
+      mcpMode: query.context.mcp_mode ?? null,
       permit: decision.permit,
       code: decision.code,
       policyIds: decision.policyIds,
@@ -94,6 +97,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
         tenant_id: query.tenantId,
         action: query.action,
         run_id: query.context.run_id,
+        mcp_session: query.context.mcp_session,
         step_no: query.context.step_no,
         permit: decision.permit,
         code: decision.code,
@@ -105,6 +109,17 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
     );
     return { ...decision, policyVersion };
   };
+}
+
+/**
+ * The MCP session a decision is made for (the gateway's /mcp, docs/mcp.md) as Cedar context: both optional
+ * attributes of DecisionContext, set only when the caller named a session, so a policy can test the mode.
+ */
+function mcpContextOf(context: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (context.mcp_session) out.mcp_session = context.mcp_session;
+  if (context.mcp_mode) out.mcp_mode = context.mcp_mode;
+  return out;
 }
 
 export type DecisionHandler = ReturnType<typeof createDecisionHandler>;

@@ -19,8 +19,9 @@ import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 import { registerThreadRoutes, type ThreadRoutesDeps } from "./routes/threads";
 import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
 import { registerConsoleRoutes, type ConsoleRoutesDeps } from "./routes/console";
+import { registerMcpRoutes, type McpRoutesDeps } from "./routes/mcp";
 
-export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps {
+export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps, McpRoutesDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;
@@ -71,6 +72,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerMemberRoutes(api, deps);
     registerDatasetRoutes(api, deps);
     registerConsoleRoutes(api, deps);
+    registerMcpRoutes(api, deps);
   });
   return app;
 }

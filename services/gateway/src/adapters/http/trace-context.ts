@@ -25,3 +25,8 @@ export function traceparentOf(request: FastifyRequest): string {
   traces.set(request, traceparent);
   return traceparent;
 }
+
+/** A new W3C trace context rooted here (an MCP tool call, which arrives inside a request of the session). */
+export function newTraceparent(): string {
+  return `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
+}

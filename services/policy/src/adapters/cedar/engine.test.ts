@@ -42,6 +42,38 @@ describe("the Cedar engine", () => {
     expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "save_note" })).toMatchObject({ permit: true, policyIds: ["member-save-notes"] });
   });
 
+  it("lets members open Observe and Execute MCP sessions and only admins Admin ones; a policy may test the session's mode", () => {
+    const session = (key: string, roles: string[], mode: string, context: Record<string, string> = {}) =>
+      engine.authorize(prepared.get(key) as PreparedPolicySet, {
+        principal: { type: "Steward::User", id: "u1" },
+        action: "agent.mcp.session",
+        resource: resourceUid("resource", mode),
+        context: { elevated: false, run_id: "", step_no: 0, ...context },
+        entities: entitiesFor({ tenantId: "t1", userId: "u1", roles, resource: { type: "resource", id: mode } }),
+      });
+    expect(session("t1@1", ["member"], "observe")).toMatchObject({ permit: true, policyIds: ["member-mcp-sessions"] });
+    expect(session("t1@1", ["member"], "execute")).toMatchObject({ permit: true, policyIds: ["member-mcp-sessions"] });
+    expect(session("t1@1", ["member"], "admin")).toMatchObject({ permit: false, policyIds: [] });
+    expect(session("t1@1", ["admin"], "admin")).toMatchObject({ permit: true, policyIds: ["admin-all"] });
+
+    const set = engine.validate(
+      `${defaults}\n@id("no-runs-from-observe")\nforbid (principal, action == Steward::Action::"agent.run.create", resource) when { context has mcp_mode && context.mcp_mode == "observe" };`,
+    );
+    expect(set.valid).toBe(true);
+    prepared.set("t1@mcp", engine.prepare("t1@mcp", set));
+    const create = (context: Record<string, string | boolean | number>) =>
+      engine.authorize(prepared.get("t1@mcp") as PreparedPolicySet, {
+        principal: { type: "Steward::User", id: "u1" },
+        action: "agent.run.create",
+        resource: resourceUid("run", ""),
+        context: { elevated: false, run_id: "", step_no: 0, ...context },
+        entities: entitiesFor({ tenantId: "t1", userId: "u1", roles: ["member"], resource: { type: "run", id: "" } }),
+      });
+    expect(create({})).toMatchObject({ permit: true });
+    expect(create({ mcp_session: "s1", mcp_mode: "execute" })).toMatchObject({ permit: true });
+    expect(create({ mcp_session: "s1", mcp_mode: "observe" })).toMatchObject({ permit: false, policyIds: ["no-runs-from-observe"] });
+  });
+
   it("lets a forbid override a permit, and names the forbid", () => {
     const set = engine.validate(
       `${defaults}\n@id("no-write-tools-for-contractors")\nforbid (principal in Steward::Role::"contractor", action, resource is Steward::Tool) when { resource.safety == "write" };`,

@@ -33,6 +33,8 @@ const decisionRecord = (r: DecisionRow): DecisionRecord => ({
   policyVersion: r.policy_version ?? 0,
   latencyMs: r.latency_ms,
   elevationSessionId: r.elevation_session_id ?? "",
+  mcpSessionId: r.mcp_session_id ?? "",
+  mcpMode: r.mcp_mode ?? "",
 });
 
 const elevation = (e: ElevationRecord): Elevation => ({
@@ -97,6 +99,7 @@ export function policyAdminService(admin: PolicyAdmin, logger: Logger): PolicyAd
         const q = call.request;
         const rows = await admin.queryDecisions(tenant(q.tenantId), {
           runId: q.runId || undefined,
+          mcpSessionId: q.mcpSessionId || undefined,
           afterId: q.afterId,
           limit: Math.min(Math.max(q.limit || 100, 1), 1000),
         });

@@ -87,7 +87,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
       step_no: "2",
       fingerprint: "f".repeat(64),
     });
-    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId, limit: 10, afterId: 0 });
+    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId, limit: 10, afterId: 0, mcpSessionId: "" });
     expect(decisions).toHaveLength(1);
     expect(decisions[0]).toMatchObject({ permit: true, action: "knowledge.document.read", stepNo: 2, policyIds: ["member-knowledge-read"], policyVersion: 1 });
     expect(decisions[0].latencyMs).toBeGreaterThan(0);
@@ -113,7 +113,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
       return d.permit ? undefined : d;
     }, { timeoutMs: 2000, what: "replica 1 to see the activation" });
     expect(denied.code).toBe("60500");
-    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId: "", limit: 1000, afterId: 0 });
+    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId: "", limit: 1000, afterId: 0, mcpSessionId: "" });
     expect(decisions[decisions.length - 1].policyVersion).toBe(2);
   });
 
@@ -138,7 +138,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
       policyIds: ["overflowing-forbid"],
     });
     expect(await ask(replicas[0], alice, "agent.run.create", { run_id: runId })).toMatchObject({ permit: false, code: "60503", policyIds: ["overflowing-permit"] });
-    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "initech", runId, limit: 10, afterId: 0 });
+    const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "initech", runId, limit: 10, afterId: 0, mcpSessionId: "" });
     expect(decisions.map((d) => [d.action, d.permit, d.code, d.policyIds, d.policyVersion])).toEqual([
       ["agent.run.read", false, "60503", ["overflowing-forbid"], v2.version],
       ["agent.run.create", false, "60503", ["overflowing-permit"], v2.version],

@@ -94,6 +94,24 @@ describe("the decision log writes concurrent decisions together, each answered o
     });
   });
 
+  it("names the MCP session and mode a decision was made for, and finds a session's decisions", async () => {
+    const log = createPgDecisionLog(counted);
+    const session = "00000000-0000-4000-8000-0000000000b1";
+    await Promise.all([
+      log.record(entry("mcp-1", { mcpSessionId: session, mcpMode: "execute" })),
+      log.record(entry("mcp-2", { mcpSessionId: "not-a-session", mcpMode: "execute" })),
+      log.record(entry("mcp-3", { mcpSessionId: session, mcpMode: "root" })),
+      log.record(entry("mcp-4")),
+    ]);
+    const mine = await log.query("acme", { mcpSessionId: session, limit: 10 });
+    expect(mine.map((r) => [r.resource_id, r.mcp_session_id, r.mcp_mode])).toEqual([
+      ["mcp-1", session, "execute"],
+      ["mcp-3", session, null],
+    ]);
+    expect(await log.query("acme", { mcpSessionId: "not-a-session", limit: 10 })).toEqual([]);
+    expect(await written("mcp-")).toEqual(["mcp-1", "mcp-2", "mcp-3", "mcp-4"]);
+  });
+
   it("bounds a statement at maxBatch decisions", async () => {
     const log = createPgDecisionLog(counted, { maxBatch: 8 });
     await Promise.all(Array.from({ length: 20 }, (_, i) => log.record(entry(`bounded-${i}`))));

@@ -11,6 +11,9 @@ export interface DecisionEntry {
   readonly stepNo: number | null;
   readonly fingerprint: string | null;
   readonly elevationSessionId: string | null;
+  /** The gateway's MCP session the decision was made for, and its mode; null outside MCP. */
+  readonly mcpSessionId?: string | null;
+  readonly mcpMode?: string | null;
   readonly permit: boolean;
   readonly code: string;
   readonly policyIds: readonly string[];
@@ -30,6 +33,8 @@ export interface DecisionRow {
   step_no: number | null;
   fingerprint: string | null;
   elevation_session_id: string | null;
+  mcp_session_id: string | null;
+  mcp_mode: string | null;
   permit: boolean;
   code: string;
   policy_ids: string[];
@@ -41,7 +46,7 @@ export interface DecisionRow {
 export interface DecisionLog {
   /** Resolves once the entry is committed; rejects when it could not be written. */
   record(entry: DecisionEntry): Promise<void>;
-  query(tenantId: string, filter: { runId?: string; afterId?: number; limit: number }): Promise<DecisionRow[]>;
+  query(tenantId: string, filter: { runId?: string; mcpSessionId?: string; afterId?: number; limit: number }): Promise<DecisionRow[]>;
 }
 
 export interface DecisionLogOptions {
@@ -50,20 +55,23 @@ export interface DecisionLogOptions {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MCP_MODES = new Set(["observe", "execute", "admin"]);
 const uuidOrNull = (v: string | null) => (v && UUID.test(v) ? v : null);
 
 /** Any number of decisions in one statement, in the order given (so their ids follow it): one column array each. */
 const INSERT_DECISIONS = `
   INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
-                                elevation_session_id, permit, code, policy_ids, policy_version, latency_ms)
+                                elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
+                                mcp_session_id, mcp_mode)
   SELECT d.tenant_id, d.user_id, d.action, d.resource_type, d.resource_id, d.run_id, d.step_no, d.fingerprint,
          d.elevation_session_id, d.permit, d.code,
          ARRAY(SELECT p.id FROM jsonb_array_elements_text(d.policy_ids) WITH ORDINALITY AS p(id, n) ORDER BY p.n),
-         d.policy_version, d.latency_ms
+         d.policy_version, d.latency_ms, d.mcp_session_id, d.mcp_mode
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::int[], $8::text[],
-                $9::uuid[], $10::boolean[], $11::text[], $12::jsonb[], $13::int[], $14::float8[])
+                $9::uuid[], $10::boolean[], $11::text[], $12::jsonb[], $13::int[], $14::float8[], $15::uuid[], $16::text[])
          WITH ORDINALITY AS d(tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
-                              elevation_session_id, permit, code, policy_ids, policy_version, latency_ms, ord)
+                              elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
+                              mcp_session_id, mcp_mode, ord)
    ORDER BY d.ord`;
 
 function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
@@ -83,6 +91,8 @@ function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
     column((e) => JSON.stringify(e.policyIds)),
     column((e) => e.policyVersion),
     column((e) => e.latencyMs),
+    column((e) => uuidOrNull(e.mcpSessionId ?? null)),
+    column((e) => (uuidOrNull(e.mcpSessionId ?? null) && MCP_MODES.has(e.mcpMode ?? "") ? e.mcpMode : null)),
   ];
 }
 
@@ -106,13 +116,14 @@ export function createPgDecisionLog(pool: Pool, options: DecisionLogOptions = {}
     record: (entry) => writes.submit(entry),
     async query(tenantId, filter) {
       if (filter.runId !== undefined && !UUID.test(filter.runId)) return [];
+      if (filter.mcpSessionId !== undefined && !UUID.test(filter.mcpSessionId)) return [];
       const { rows } = await pool.query<DecisionRow>(
         `SELECT id, decided_at, tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
-                elevation_session_id, permit, code, policy_ids, policy_version, latency_ms
+                elevation_session_id, mcp_session_id, mcp_mode, permit, code, policy_ids, policy_version, latency_ms
            FROM policy_decisions
-          WHERE tenant_id = $1 AND ($2::uuid IS NULL OR run_id = $2) AND id > $3
+          WHERE tenant_id = $1 AND ($2::uuid IS NULL OR run_id = $2) AND ($5::uuid IS NULL OR mcp_session_id = $5) AND id > $3
           ORDER BY id LIMIT $4`,
-        [tenantId, filter.runId ?? null, filter.afterId ?? 0, filter.limit],
+        [tenantId, filter.runId ?? null, filter.afterId ?? 0, filter.limit, filter.mcpSessionId ?? null],
       );
       return rows;
     },

@@ -23,8 +23,12 @@ function toStatus(err: unknown, logger: Logger, call: { run_id: string; tool: st
   return grpcError(grpc.status.UNKNOWN, "invoke failed");
 }
 
-/** Only the agent-runner drives tools (SPEC §10); with mutual TLS every other identity is refused. */
-export const toolExecPeers: PeerRules = { "/steward.v1.ToolExec/": ["agent-runner"] };
+/** Only the agent-runner drives tools (SPEC §10); with mutual TLS every other identity is refused (the gateway may list them). */
+export const toolExecPeers: PeerRules = {
+  "/steward.v1.ToolExec/": ["agent-runner"],
+  // The gateway reads the catalogue (MCP search_capabilities, docs/mcp.md) and never invokes.
+  "/steward.v1.ToolExec/ListTools": ["agent-runner", "gateway"],
+};
 
 interface ServerDeps {
   registry: ToolRegistry;

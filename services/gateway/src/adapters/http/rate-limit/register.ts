@@ -15,6 +15,21 @@ const UNLIMITED_ROUTES = new Set(["/healthz", "/readyz"]);
 /** The route that creates runs, limited on its own besides the per-route limits. */
 const RUN_CREATION = { method: "POST", url: "/v1/agents/runs" };
 
+/** Whether one more run may be created by a principal now (a run created inside another request: MCP run_question). */
+export type RunCreationAllowance = (caller: { tenantId: string; userId: string }) => Promise<{ admitted: true } | { admitted: false; scope: string; retryAfterSeconds: number }>;
+
+/**
+ * The run-creation counters alone (per user and per tenant), drawn by a run that is not created through
+ * `POST /v1/agents/runs` (whose request already drew them): an MCP session's runs count like the API's.
+ */
+export function runCreationAllowance(deps: RateLimitDeps): RunCreationAllowance {
+  return async (caller) => {
+    const buckets = bucketsOf({ kind: "user", ...caller }, true, deps.limits).slice(2);
+    const verdict = await deps.allowance.take(buckets);
+    return verdict.admitted ? { admitted: true } : { admitted: false, scope: verdict.scope, retryAfterSeconds: verdict.retryAfterSeconds };
+  };
+}
+
 /**
  * Limits every route per tenant and per user (and run creation apart), and requests without valid
  * credentials per client address. Decided on arrival, before the body is read and before any route's work,

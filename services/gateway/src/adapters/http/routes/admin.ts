@@ -41,6 +41,7 @@ const ElevationBody = Type.Object(
 const DecisionsQuery = Type.Object(
   {
     run_id: Type.Optional(Type.String({ pattern: UUID_PATTERN.source })),
+    mcp_session_id: Type.Optional(Type.String({ pattern: UUID_PATTERN.source, description: "Only the decisions of this MCP session (docs/mcp.md)" })),
     after: Type.Optional(Type.String({ pattern: "^(0|[1-9][0-9]{0,17})$" })),
     limit: Type.Optional(Type.String({ pattern: "^([1-9]|[1-9][0-9]{1,2}|1000)$" })),
   },
@@ -95,6 +96,8 @@ const Decision = Type.Object({
   step_no: Nullable(Type.Integer()),
   fingerprint: Nullable(Type.String()),
   elevation_session_id: Nullable(Type.String()),
+  mcp_session_id: Nullable(Type.String({ description: "The MCP session the decision was made for (docs/mcp.md); null outside MCP" })),
+  mcp_mode: Nullable(Type.String({ description: "That session's mode: observe, execute or admin" })),
   permit: Type.Boolean(),
   code: Nullable(Type.String()),
   policy_ids: Type.Array(Type.String()),
@@ -270,6 +273,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
         deps.policyAdmin.queryDecisions({
           tenantId: principalOf(request).tenantId,
           runId: q.run_id ?? "",
+          mcpSessionId: q.mcp_session_id ?? "",
           afterId: Number(q.after ?? 0),
           limit: Number(q.limit ?? 100),
         }),
@@ -284,6 +288,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
         step_no: d.stepNo || null,
         fingerprint: d.fingerprint || null,
         elevation_session_id: d.elevationSessionId || null,
+        mcp_session_id: d.mcpSessionId || null,
+        mcp_mode: d.mcpMode || null,
         permit: d.permit,
         code: d.code || null,
         policy_ids: d.policyIds,

@@ -1,0 +1,55 @@
+import type { PolicyPoint } from "@steward/contract";
+import type { Logger } from "@steward/platform";
+import type { PolicyDecisionApi } from "@steward/proto";
+import type { Principal } from "../adapters/http/auth";
+import type { McpMode } from "../domain/mcp-mode";
+
+/** The MCP session a decision is made for: the PDP gets both in its context and the decision log names them. */
+export interface McpSessionRef {
+  readonly id: string;
+  readonly mode: McpMode;
+}
+
+/** A decision for an MCP session: `code` is the PDP's deny code, or 60502 when it could not be asked. */
+export interface SessionDecision {
+  readonly permit: boolean;
+  readonly code: string;
+}
+
+export type DecideForSession = (
+  principal: Principal,
+  point: PolicyPoint,
+  resource: { type: string; id: string },
+  session: McpSessionRef,
+  options?: { runId?: string; traceparent?: string },
+) => Promise<SessionDecision>;
+
+/** The deny code of a decision the PDP could not make (SPEC §7): nothing is run. */
+export const PDP_UNAVAILABLE = "60502";
+
+/**
+ * Asks the PDP for one MCP call (or the opening of a session), naming the session and its mode in the
+ * decision's context (`mcp_session`, `mcp_mode`; Cedar sees them as optional context attributes). Fails closed:
+ * an unreachable PDP is a deny with 60502.
+ */
+export function createSessionDecider(deps: { pdp: PolicyDecisionApi; logger: Logger }): DecideForSession {
+  return async (principal, point, resource, session, options = {}) => {
+    const context: Record<string, string> = { mcp_session: session.id, mcp_mode: session.mode };
+    if (options.runId) context.run_id = options.runId;
+    try {
+      const d = await deps.pdp.decide(
+        {
+          principal: { tenantId: principal.tenantId, userId: principal.userId, roles: [...principal.roles], rolesFromToken: true },
+          action: point,
+          resource,
+          context,
+        },
+        { deadlineMs: 2000, traceparent: options.traceparent, waitForReady: true },
+      );
+      return { permit: d.permit, code: d.permit ? "" : d.code || "60500" };
+    } catch (err) {
+      deps.logger.warn({ grpc_code: (err as { code?: number }).code, action: point, mcp_session: session.id }, "PDP unreachable; denying the MCP call");
+      return { permit: false, code: PDP_UNAVAILABLE };
+    }
+  };
+}

@@ -4,6 +4,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { jwtVerify } from "jose";
 import { busNames } from "@steward/contract";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
@@ -277,6 +279,34 @@ describe("the steward CLI against a running platform", () => {
     const refused = await cli(["admin", "runs"], member);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/403 \/ 10031/);
+  });
+
+  it("mcp bridges a local stdio MCP client to the gateway's /mcp: the catalogue, a question answered, a refused token", async () => {
+    const client = new Client({ name: "cli-e2e", version: "1.0.0" });
+    const stderr: string[] = [];
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--mode", "execute"], env: envFor(member), stderr: "pipe" });
+    transport.stderr?.on("data", (c: Buffer) => stderr.push(c.toString()));
+    await client.connect(transport);
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      expect(tools).toEqual(expect.arrayContaining(["run_question", "approve_call", "search_capabilities"]));
+      const answered = await client.callTool({ name: "run_question", arguments: { input: "refund over mcp?" } });
+      expect(JSON.stringify(answered.content)).toContain("You have 30 days to ask for a refund.");
+    } finally {
+      await client.close();
+    }
+    expect(stderr.join("")).toContain("execute mode");
+    expect(stderr.join("")).not.toContain(member);
+
+    // A token the gateway refuses: the client's initialize gets an error (not a hang), the token is never printed.
+    const refused = new Client({ name: "cli-e2e", version: "1.0.0" });
+    const bad = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp"], env: envFor("not-a-token"), stderr: "pipe" });
+    const badErr: string[] = [];
+    bad.stderr?.on("data", (c: Buffer) => badErr.push(c.toString()));
+    await expect(refused.connect(bad)).rejects.toThrow(/401/);
+    await refused.close();
+    expect(badErr.join("")).toMatch(/401/);
+    expect(badErr.join("")).not.toContain("not-a-token");
   });
 
   it("policies ls and validate (0 when valid, 1 with the issues when not); a member is refused (exit 3)", async () => {

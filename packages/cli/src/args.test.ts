@@ -138,3 +138,12 @@ describe("the command line of threads, proposals and the admins' run view", () =
     expect(parseCommandLine(["admin", "events", RUN]).command).toEqual({ name: "admin.events", id: RUN });
   });
 });
+
+describe("the stdio MCP entry", () => {
+  it("takes a mode, observe by default", () => {
+    expect(parseCommandLine(["mcp"]).command).toEqual({ name: "mcp", mode: "observe" });
+    expect(parseCommandLine(["mcp", "--mode", "execute"]).command).toEqual({ name: "mcp", mode: "execute" });
+    expect(() => parseCommandLine(["mcp", "--mode", "root"])).toThrow("--mode is one of: observe, execute, admin");
+    expect(() => parseCommandLine(["mcp", "extra"])).toThrow(UsageError);
+  });
+});

@@ -51,7 +51,8 @@ export type Command =
   | { readonly name: "proposals.ls"; readonly page: number; readonly pageSize: number; readonly status?: string; readonly all: boolean }
   | { readonly name: "proposals.apply" | "proposals.dismiss"; readonly id: string }
   | { readonly name: "admin.runs"; readonly page: number; readonly pageSize: number; readonly filters: AdminRunFilters }
-  | { readonly name: "admin.show" | "admin.events"; readonly id: string };
+  | { readonly name: "admin.show" | "admin.events"; readonly id: string }
+  | { readonly name: "mcp"; readonly mode: "observe" | "execute" | "admin" };
 
 /** The admins' run list filters, as the query keys of GET /v1/admin/runs. */
 export interface AdminRunFilters {
@@ -122,6 +123,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   "threads.fork": ["at", "title"],
   "proposals.ls": ["page", "page-size", "status", "all"],
   "admin.runs": ["page", "page-size", "user", "state", "code", "thread", "since", "until"],
+  mcp: ["mode"],
 };
 
 const GROUPS: Record<string, readonly string[]> = {
@@ -133,7 +135,7 @@ const GROUPS: Record<string, readonly string[]> = {
   proposals: ["ls", "apply", "dismiss"],
   admin: ["runs", "show", "events"],
 };
-const SINGLE = ["login", "token", "run", "replay", "status", "help"];
+const SINGLE = ["login", "token", "run", "replay", "status", "help", "mcp"];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -353,6 +355,11 @@ function conversationCommandOf(name: string, args: string[], v: Values): Command
     case "admin.events":
       exactly(args, 1, "one run id");
       return { name, id: runId(args[0]) };
+    case "mcp": {
+      exactly(args, 0, "mcp takes --mode only");
+      const mode = oneOf("mode", v.mode, ["observe", "execute", "admin"]) ?? "observe";
+      return { name, mode: mode as "observe" | "execute" | "admin" };
+    }
     default:
       throw new UsageError(`unknown command: ${name}`);
   }

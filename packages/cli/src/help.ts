@@ -39,6 +39,8 @@ const USAGE = `steward: Steward's command line
   steward policies validate <file.cedar>
   steward policies dry-run --action A --user U [--roles r1,r2] [--resource type:id] [--version N] [--elevated]
   steward policies activate <version | file.cedar>
+  steward mcp [--mode observe|execute|admin]
+                                       Steward's MCP endpoint for a local client over stdio (docs/mcp.md)
   steward status                       the platform's health (an administrator's token)
   steward dlq ls [--limit N]           dead letters, read from NATS (NATS_URL)
 

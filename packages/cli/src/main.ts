@@ -11,6 +11,7 @@ import { colourWanted, createSpinner, createStyle } from "./style";
 import { adminRunsCommand } from "./commands/admin-runs";
 import { dlqCommand } from "./commands/dlq";
 import { kbCommand } from "./commands/kb";
+import { mcpCommand } from "./commands/mcp";
 import { loginCommand, tokenCommand } from "./commands/login";
 import { policiesCommand } from "./commands/policies";
 import { proposalsCommand } from "./commands/proposals";
@@ -67,6 +68,8 @@ async function dispatch(ctx: Context, command: Command, io: Io): Promise<number>
     case "admin.show":
     case "admin.events":
       return adminRunsCommand(ctx, command);
+    case "mcp":
+      return mcpCommand(ctx, command, io.stdin, io.stdout);
     default:
       return runsCommand(ctx, command);
   }

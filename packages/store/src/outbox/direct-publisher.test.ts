@@ -177,6 +177,47 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     expect(publisher.failed(runId)).toBe(false);
   });
 
+  it("given an earlier row of the run held for another writer, then the next writer's rows go by a relay after it, never directly before it", async () => {
+    // A runner died (or its publish failed) with the run's first row held; the run is driven on by another writer
+    // that believes it may publish directly (a JetStream redelivery that does not look like one, say).
+    const runId = randomUUID();
+    const dead = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    expect(dead.direct).toHaveLength(1);
+    const next = await appendRunEvents(pool, { runId, tenantId: "t", state: dead.state, events: [started(2)], namespace, publishDirect: true });
+    expect(next.direct).toEqual([]);
+    expect((await outboxOf(runId)).map((r) => r.held)).toEqual([true, false]);
+
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), {
+        timeoutMs: 10_000,
+        intervalMs: 250,
+        what: "the relay to publish the held row, then the next",
+      });
+    } finally {
+      await relay.stop();
+    }
+    expect(await seqsOnBus(runId)).toEqual([1, 2]);
+    // Every earlier row is out: the writer publishes directly again.
+    const third = await appendRunEvents(pool, { runId, tenantId: "t", state: next.state, events: [started(3)], namespace, publishDirect: true });
+    expect(third.direct).toHaveLength(1);
+  });
+
+  it("given the writer's own earlier rows still on their way, then its next rows go directly too, in order", async () => {
+    const runId = randomUUID();
+    const publisher = createDirectPublisher({ pool, nc, logger }, { markEveryMs: 600_000 });
+    const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    publisher.publish(runId, one.direct);
+    expect(publisher.pendingOf(runId)).toEqual(one.direct.map((r) => r.id));
+    const two = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace, publishDirect: true, ownRows: publisher.pendingOf(runId) });
+    expect(two.direct).toHaveLength(1);
+    publisher.publish(runId, two.direct);
+    await publisher.stop();
+    expect(publisher.pendingOf(runId)).toEqual([]);
+    expect(await seqsOnBus(runId)).toEqual([1, 2]);
+    expect((await outboxOf(runId)).every((r) => r.published)).toBe(true);
+  });
+
   it("given rows without publishDirect, then nothing comes back and they wake the relays; rows a writer publishes wake nobody", async () => {
     const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();

@@ -20,6 +20,11 @@ export interface DirectPublisher {
   publish(runId: string, rows: readonly OutboxRow[]): void;
   /** Whether a publish of the run failed: its later rows must go through the relays (held rows wait there). */
   failed(runId: string): boolean;
+  /**
+   * The run's rows given to `publish` and not yet marked published: the writer's own, on their way in order.
+   * `appendRunEvents` (`ownRows`) publishes directly only when no other earlier row of the run is unpublished.
+   */
+  pendingOf(runId: string): string[];
   /** The caller is done with the run (its drive ended): forget it. */
   release(runId: string): void;
   /** Waits for the publishes in flight and writes the marks still pending. */
@@ -42,6 +47,19 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   const acked: string[] = [];
   const chains = new Map<string, Promise<void>>();
   const broken = new Set<string>();
+  /** Per run, the ids given to `publish` and not yet marked (nor given up: then they are the relays'). */
+  const mine = new Map<string, Set<string>>();
+  const runOfRow = new Map<string, string>();
+  const forget = (ids: readonly string[]) => {
+    for (const id of ids) {
+      const runId = runOfRow.get(id);
+      runOfRow.delete(id);
+      if (runId === undefined) continue;
+      const own = mine.get(runId);
+      own?.delete(id);
+      if (own?.size === 0) mine.delete(runId);
+    }
+  };
   let timer: NodeJS.Timeout | null = null;
   let marking: Promise<void> = Promise.resolve();
 
@@ -53,9 +71,12 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
       marking = marking
         .then(() => deps.pool.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[]) AND published_at IS NULL", [ids]))
         .then(
-          () => undefined,
+          () => forget(ids),
           // An unmarked row is published again by a relay after its grace, and dropped by JetStream: no loss.
-          (err) => deps.logger.debug({ error_class: (err as Error)?.name, rows: ids.length }, "could not mark directly published rows"),
+          (err) => {
+            forget(ids);
+            deps.logger.debug({ error_class: (err as Error)?.name, rows: ids.length }, "could not mark directly published rows");
+          },
         );
     }
     return marking;
@@ -70,14 +91,14 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   }
 
   async function publishInOrder(runId: string, rows: readonly OutboxRow[]): Promise<void> {
-    for (const row of rows) {
-      if (broken.has(runId)) return;
+    for (const [i, row] of rows.entries()) {
+      if (broken.has(runId)) return forget(rows.slice(i).map((r) => r.id));
       try {
         await publishTraced(js, row);
       } catch (err) {
         broken.add(runId);
         deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: row.id }, "direct publish failed; the relays publish the run's rows");
-        return;
+        return forget(rows.slice(i).map((r) => r.id));
       }
       acked.push(row.id);
       scheduleMark();
@@ -87,6 +108,12 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   return {
     publish(runId, rows) {
       if (rows.length === 0) return;
+      const own = mine.get(runId) ?? new Set<string>();
+      mine.set(runId, own);
+      for (const row of rows) {
+        own.add(row.id);
+        runOfRow.set(row.id, runId);
+      }
       const tail = (chains.get(runId) ?? Promise.resolve()).then(() => publishInOrder(runId, rows));
       chains.set(runId, tail);
       void tail.then(() => {
@@ -94,6 +121,7 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
       });
     },
     failed: (runId) => broken.has(runId),
+    pendingOf: (runId) => [...(mine.get(runId) ?? [])],
     release(runId) {
       broken.delete(runId);
     },

@@ -22,9 +22,13 @@ export interface AppendRunEventsInput {
   readonly requestHash?: string | null;
   /**
    * The writer publishes the event copies itself right after the commit (`createDirectPublisher`): they are
-   * kept from the relays for `DIRECT_GRACE_MS` and returned in `direct`. Commands always go by the relays.
+   * kept from the relays for `DIRECT_GRACE_MS` and returned in `direct` — unless an earlier row of the run is
+   * still unpublished and not one of `ownRows`: then they go by the relays, after it. Commands always go by the
+   * relays.
    */
   readonly publishDirect?: boolean;
+  /** The run's outbox rows this writer is publishing itself and has not yet marked (`DirectPublisher.pendingOf`). */
+  readonly ownRows?: readonly string[];
 }
 
 export interface AppendRunEventsResult {
@@ -46,6 +50,13 @@ export const DIRECT_GRACE_MS = 2000;
  */
 const APPEND_RUN_EVENTS = `
 WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at")},
+-- Published by the writer only when every earlier row of the run is on the bus or on its way there by this
+-- writer: a row held for another writer (a dead runner's, or one whose publish failed) goes first, by a relay.
+direct AS (
+  SELECT $14::float8 AS grace_ms
+   WHERE $14::float8 IS NOT NULL AND NOT EXISTS (
+         SELECT FROM outbox h
+          WHERE h.run_id = $1 AND h.published_at IS NULL AND h.set_aside_at IS NULL AND h.id <> ALL($15::bigint[]))),
 copies AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
   SELECT $1, $8 || ins.type, ins.event_id::text,
@@ -53,7 +64,7 @@ copies AS (
            'event_id', ins.event_id, 'run_id', $1::uuid, 'tenant_id', $2::text, 'seq', ins.version,
            'recorded_at', to_char(ins.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))::text,
          $9::jsonb || jsonb_build_object('Steward-Run-Id', $1::text, 'Steward-Event-Type', ins.type, 'Steward-Seq', ins.version::text),
-         clock_timestamp() + make_interval(secs => $14::float8 / 1000)
+         clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
     FROM ins ORDER BY ins.version
   RETURNING id, subject, msg_id, payload, headers, retry_at IS NOT NULL AS direct),
 commands AS (
@@ -64,7 +75,7 @@ commands AS (
    -- the events written with it, so whoever drives the run next publishes after them.
    WHERE (SELECT count(*) FROM copies) > 0 ORDER BY c.ord),
 projection AS (
-  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(15)} WHERE EXISTS (SELECT 1 FROM ins)
+  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(16)} WHERE EXISTS (SELECT 1 FROM ins)
   ${RUN_UPSERT})
 SELECT event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
 UNION ALL
@@ -102,6 +113,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       commands.map((c) => JSON.stringify(c.payload)),
       commands.map((c) => JSON.stringify(c.headers)),
       input.publishDirect ? DIRECT_GRACE_MS : null,
+      input.ownRows ?? [],
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
     ]);
     rows = result.rows.filter((r) => r.outbox_id === null);

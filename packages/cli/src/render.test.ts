@@ -74,6 +74,17 @@ describe("rendering run events for a person", () => {
     expect(out.join("")).toBe("You have 30 days.\n✓ succeeded\n  sources:\n    - Refund policy (d1)\n");
   });
 
+  it("prints the answer whole when a stored event cut into its deltas (a live delta overtook it)", () => {
+    const r = plain();
+    const out = [
+      ev("message.delta", { step_no: 2, delta: "region i" }),
+      ev("input.received", { answer: "US" }),
+      ev("message.delta", { step_no: 2, delta: "s US" }),
+      ev("message", { step_no: 2, text: "region is US" }),
+    ].map((e) => r.render(e));
+    expect(out.join("")).toBe("region i\n  answered: US\ns US\nregion is US\n");
+  });
+
   it("prints a message in full when no delta came (a resumed or listed stream)", () => {
     const r = plain();
     expect(r.render(ev("message", { step_no: 1, text: "Thirty days." }))).toBe("Thirty days.\n");

@@ -39,10 +39,18 @@ function evidenceLines(style: Style, evidence: unknown): string[] {
 export function createRenderer(style: Style): { render(event: EventView): string } {
   /** Steps whose answer was shown as it streamed: their `message` only ends the line. */
   const streamed = new Set<string>();
+  /**
+   * Streamed answers another line cut into: a delta is live and can overtake a stored event of the same run
+   * (input.received published a moment later, say), so their `message` prints the answer whole once more.
+   */
+  const cut = new Set<string>();
+  /** The step whose deltas are being written. */
+  let streaming: string | null = null;
   let midLine = false;
 
   const lines = (...out: string[]): string => {
     const prefix = midLine ? "\n" : "";
+    if (midLine && streaming !== null) cut.add(streaming);
     midLine = false;
     return `${prefix}${out.join("\n")}\n`;
   };
@@ -88,11 +96,13 @@ export function createRenderer(style: Style): { render(event: EventView): string
         const text = str(d.delta);
         if (!text) return "";
         streamed.add(str(d.step_no));
+        streaming = str(d.step_no);
         midLine = !text.endsWith("\n");
         return text;
       }
       case "message":
-        if (streamed.has(str(d.step_no))) {
+        streaming = null;
+        if (streamed.has(str(d.step_no)) && !cut.has(str(d.step_no))) {
           const end = midLine ? "\n" : "";
           midLine = false;
           return end;

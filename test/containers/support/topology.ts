@@ -221,7 +221,10 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       startService("gateway", { ...gatewayOnly, GATEWAY_PORT: String(HEALTH.gateway) }, HEALTH.gateway),
     ]);
 
-    const pool = new pg.Pool({ connectionString: postgres.getConnectionUri(), max: 4 });
+    // A restart of the container can leave a pooled connection half-open behind the port mapping (no FIN or RST
+    // reaches it): a query on it would wait for TCP to give up, minutes later. Bounded, it fails and the pool
+    // drops that client (a query that fails releases its client with the error); the next probe reconnects.
+    const pool = new pg.Pool({ connectionString: postgres.getConnectionUri(), max: 4, query_timeout: 10_000, keepAlive: true });
     pools.push(pool);
     pool.on("error", () => undefined); // a restart of the container ends idle clients; the next query reconnects
     const gatewayUrl = services.get("gateway")!.readyUrl.replace(/\/readyz$/, "");

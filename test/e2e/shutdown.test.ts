@@ -42,19 +42,19 @@ describe("graceful shutdown: SIGTERM hands work back and exits within 10 s", () 
   });
 
   it("a runner stopped mid-load gives its runs back; another runner finishes each of them exactly once", async () => {
-    const second = await platform.startRunner({ RUNNER_ID: "runner-stays" });
     const token = await platform.token({ tenant: "stopco", user: "ops" });
     const runs = await submitCounterRuns(platform, token, "stop", RUNS, TOOL_DELAY_MS);
     const ids = runs.map((r) => r.id);
-    // The first runner holds some of the runs now (read in one statement: a run it started may already have ended).
+    // The first runner is alone until it holds some of the runs (read in one statement: a run may end meanwhile);
+    // only then does the one that stays start, so that the stop has work in hand to give back.
     const held = await waitFor(async () => {
-      const { rows } = await pool.query<{ id: string; runner: string }>(
-        `SELECT id, lease_owner AS runner FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner IS NOT NULL AND lease_owner <> 'runner-stays'
-            AND state NOT IN ('succeeded', 'failed', 'cancelled')`,
+      const { rows } = await pool.query<{ id: string }>(
+        `SELECT id FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner IS NOT NULL AND state NOT IN ('succeeded', 'failed', 'cancelled')`,
         [ids],
       );
       return rows.length > 0 ? { rows } : undefined;
-    }, { what: "the first runner to hold a run" });
+    }, { timeoutMs: 60_000, what: "the first runner to hold a run" });
+    const second = await platform.startRunner({ RUNNER_ID: "runner-stays" });
 
     const t0 = Date.now();
     expect(await terminate(platform.services.runner)).toEqual({ code: 0, signal: null });

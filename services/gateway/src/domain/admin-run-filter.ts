@@ -1,6 +1,7 @@
 import { BadRequestError } from "@steward/platform";
 import type { RunStatus } from "@steward/contract";
 import type { AdminRunFilter } from "@steward/store";
+import { pageOf } from "./page";
 
 /**
  * The query of GET /v1/admin/runs as the route's schema let it through (docs/admin-runs.md): known keys only,
@@ -25,9 +26,6 @@ export interface AdminRunListing {
   /** The filters and page in the API's words, times in their canonical form: what the audit record keeps. */
   readonly understood: Readonly<Record<string, string | number>>;
 }
-
-/** Page size when none is asked for. */
-export const DEFAULT_PAGE_SIZE = 20;
 
 /** A date, or a date and time with seconds, an optional fraction of up to six digits and a zone (RFC 3339). */
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|([+-])(\d{2}):(\d{2})))?$/;
@@ -57,10 +55,6 @@ export function parseInstant(key: string, text: string): string {
   return `${at.toISOString().slice(0, 19)}.${(m[7] ?? "").padEnd(6, "0")}Z`;
 }
 
-function pageNumbers(query: { page?: string; page_size?: string }): { page: number; pageSize: number } {
-  return { page: Number(query.page ?? 1), pageSize: Number(query.page_size ?? DEFAULT_PAGE_SIZE) };
-}
-
 /**
  * The filter and page of GET /v1/admin/runs. Creation time is the half-open range [created_after, created_before):
  * adjacent ranges neither overlap nor leave a gap. A range that holds no instant is 400 / 10001.
@@ -79,7 +73,7 @@ export function parseAdminRunQuery(query: AdminRunQuery): AdminRunListing {
     ...(createdBefore !== undefined ? { createdBefore } : {}),
     ...(query.thread_id !== undefined ? { threadId: query.thread_id } : {}),
   };
-  const { page, pageSize } = pageNumbers(query);
+  const { page, pageSize } = pageOf(query);
   const understood: Record<string, string | number> = {
     ...(filter.user !== undefined ? { user: filter.user } : {}),
     ...(filter.state !== undefined ? { state: filter.state } : {}),
@@ -101,6 +95,6 @@ export function parseAdminReadQuery(query: { page?: string; page_size?: string; 
 } {
   return {
     filter: { ...(query.user !== undefined ? { user: query.user } : {}), ...(query.run_id !== undefined ? { runId: query.run_id } : {}) },
-    ...pageNumbers(query),
+    ...pageOf(query),
   };
 }

@@ -1,3 +1,5 @@
+import { pageOf } from "./page";
+
 /** Whose proposals a list covers: the caller's own (default), or the whole tenant's (knowledge.proposal.admin). */
 export type ProposalScope = "own" | "tenant";
 
@@ -26,8 +28,7 @@ export function proposalListRequest(query: ProposalListQuery): ProposalListReque
     scope: query.scope ?? "own",
     status: query.status,
     threadId: query.thread_id,
-    page: Number(query.page ?? 1),
-    pageSize: Number(query.page_size ?? 20),
+    ...pageOf(query),
   };
 }
 

@@ -6,6 +6,7 @@ import { createKnowledgeBase, type KnowledgeBase } from "../../../app/manage-kno
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
 import { Nullable, UUID_PATTERN } from "../schemas";
+import { pageOf } from "../../../domain/page";
 
 export interface KnowledgeRoutesDeps {
   readonly pool: Pool;
@@ -89,8 +90,7 @@ export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRou
       },
     },
     async (request) => {
-      const page = Number(request.query.page ?? 1);
-      const pageSize = Number(request.query.page_size ?? 20);
+      const { page, pageSize } = pageOf(request.query);
       const { items, total } = await knowledge.list(principalOf(request), { page, pageSize });
       return { items, page, page_size: pageSize, total };
     },

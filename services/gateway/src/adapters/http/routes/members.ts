@@ -6,6 +6,7 @@ import { createMemberAdmin, type MemberAdmin, type Membership, type MembershipCh
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
 import { BODY_OPTIONAL, ChangeId, Nullable, optionalJsonBody } from "../schemas";
+import { pageOf } from "../../../domain/page";
 
 export interface MemberRoutesDeps {
   readonly pool: Pool;
@@ -96,8 +97,7 @@ export function registerMemberRoutes(app: FastifyInstance, deps: MemberRoutesDep
     },
     async (request) => {
       const q = request.query;
-      const page = Number(q.page ?? 1);
-      const pageSize = Number(q.page_size ?? 20);
+      const { page, pageSize } = pageOf(q);
       const { items, total } = await members.list(principalOf(request), { page, pageSize, role: q.role });
       return { items: items.map(memberView), page, page_size: pageSize, total };
     },

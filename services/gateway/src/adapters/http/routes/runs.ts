@@ -12,6 +12,7 @@ import { problemResponses } from "../openapi/problems";
 import { EventPage, EventStreamText, RunPage, RunSnapshot, SSE_EVENT_NAMES } from "../run-responses";
 import { resumePoint, streamRunEvents } from "./event-stream";
 import { ConfirmationBody, CreateRunBody, EventsQuery, InputBody, ListRunsQuery, RunParams, UUID_PATTERN } from "../schemas";
+import { pageOf } from "../../../domain/page";
 
 export interface RunRoutesDeps {
   readonly pool: Pool;
@@ -87,8 +88,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request) => {
-      const page = Number(request.query.page ?? 1);
-      const pageSize = Number(request.query.page_size ?? 20);
+      const { page, pageSize } = pageOf(request.query);
       const { items, total } = await runs.list(principalOf(request), { page, pageSize });
       return { items, page, page_size: pageSize, total };
     },

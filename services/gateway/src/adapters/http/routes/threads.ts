@@ -8,6 +8,7 @@ import { traceparentOf } from "../trace-context";
 import { problemResponses } from "../openapi/problems";
 import { ThreadPage, ThreadSnapshot, ThreadWithRuns } from "../thread-responses";
 import { BODY_OPTIONAL, CreateThreadBody, ForkThreadBody, ListThreadsQuery, NoQuery, optionalJsonBody, ThreadParams } from "../schemas";
+import { pageOf } from "../../../domain/page";
 
 export interface ThreadRoutesDeps {
   readonly pool: Pool;
@@ -77,8 +78,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRoutesDep
       },
     },
     async (request) => {
-      const page = Number(request.query.page ?? 1);
-      const pageSize = Number(request.query.page_size ?? 20);
+      const { page, pageSize } = pageOf(request.query);
       const { items, total } = await threads.list(principalOf(request), { page, pageSize });
       return { items, page, page_size: pageSize, total };
     },

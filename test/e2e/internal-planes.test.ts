@@ -187,6 +187,8 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
             toolName: over.toolName ?? "save_note",
             argumentsJson: over.argumentsJson ?? JSON.stringify({ title: "Forged", body: "written by a forged call" }),
             elevationSessionId: "",
+            mcpSessionId: "",
+            mcpMode: "",
           },
           { deadlineMs: 5000 },
         );

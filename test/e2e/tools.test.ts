@@ -147,11 +147,13 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
         toolName: "save_note",
         argumentsJson: JSON.stringify({ title: "Meeting", body: "We agreed to ship on Friday." }),
         elevationSessionId: "",
+        mcpSessionId: "",
+        mcpMode: "",
       });
       expect(again.replayed).toBe(true);
       const other = await toolExec.invoke({
         runId: second.body.id, tenantId: "acme", userId: "mo", stepNo: 1, callId: "x", toolName: "save_note",
-        argumentsJson: JSON.stringify({ title: "Other", body: "b" }), elevationSessionId: "",
+        argumentsJson: JSON.stringify({ title: "Other", body: "b" }), elevationSessionId: "", mcpSessionId: "", mcpMode: "",
       });
       expect(other.replayed).toBe(false);
     } finally {

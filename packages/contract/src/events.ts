@@ -76,7 +76,22 @@ export interface RunQueued {
     readonly elevation_session_id?: string | null;
     /** The gateway's MCP session the run was started from (run_question, docs/mcp.md); absent otherwise. */
     readonly mcp_session_id?: string;
+    /** That session's mode (observe, execute, admin): tool-exec names it in its decisions. */
+    readonly mcp_mode?: string;
+    /** A capability invoked directly (MCP invoke_capability): the run makes these calls, without a model. */
+    readonly invocation?: RunInvocation;
   };
+}
+
+/**
+ * A capability invoked directly (docs/mcp.md, invoke_capability): the calls a run makes in order, without a
+ * model, through the same gate, PDP, confirmation, idempotency and audit as a model's calls. The last call is the
+ * capability; a dataset-bound one is preceded by the focus of the session's selected workspace.
+ */
+export interface RunInvocation {
+  /** The capability's stable id (`tool:<name>`). */
+  readonly capability_id: string;
+  readonly calls: readonly RequestedToolCall[];
 }
 
 export interface RunStarted {

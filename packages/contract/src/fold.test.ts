@@ -178,6 +178,31 @@ describe("run fold", () => {
     expect(evolve(before, history)).toEqual({ ...before, version: before.version + 1, history_loaded: true });
   });
 
+  it("given an invocation run's results, then its outcome is the first answer that was not ok, else the latest; none outside invocations", () => {
+    const calls = [
+      { call_id: "invoke-1", tool_name: "focus_dataset", arguments: '{"dataset":"sales"}' },
+      { call_id: "invoke-2", tool_name: "search", arguments: "{}" },
+    ];
+    const invoked: RunEvent = { type: "run.queued", data: { ...queued.data, invocation: { capability_id: "tool:search", calls } } } as RunEvent;
+    const answer = (callId: string, tool: string, code: string, result: unknown): RunEvent => {
+      const base = toolResult(callId, []);
+      return { ...base, data: { ...(base.data as object), tool_name: tool, result_code: code, result } } as RunEvent;
+    };
+    const run = foldRun([invoked, started("2026-11-30T09:00:01.000000Z")]);
+    expect(run).toMatchObject({ pending_calls: calls, invocation_outcome: null });
+    const focused = evolve(run, answer("invoke-1", "focus_dataset", "ok", { focused: "sales" }));
+    expect(focused.invocation_outcome).toEqual({ call_id: "invoke-1", tool_name: "focus_dataset", result_code: "ok", result: { focused: "sales" } });
+    expect(evolve(focused, answer("invoke-2", "search", "ok", { rows: 2 })).invocation_outcome).toEqual({
+      call_id: "invoke-2",
+      tool_name: "search",
+      result_code: "ok",
+      result: { rows: 2 },
+    });
+    const failedFocus = evolve(run, answer("invoke-1", "focus_dataset", "60302", { error_code: "60302" }));
+    expect(evolve(failedFocus, answer("invoke-2", "search", "ok", { rows: 2 })).invocation_outcome).toMatchObject({ call_id: "invoke-1", result_code: "60302" });
+    expect(foldRun([queued, thought(1, ["a"]), toolResult("a", [])]).invocation_outcome).toBeNull();
+  });
+
   it("throws on an unknown event type", () => {
     const bogus = { type: "run.exploded", data: {} } as unknown as RunEvent;
     expect(() => evolve(initialRunState, bogus)).toThrow(/unknown run event run\.exploded/);

@@ -4,8 +4,10 @@ import type {
   RunError,
   RunEvent,
   RunMode,
+  RunInvocation,
   RunOutput,
   RunStatus,
+  ToolResult,
   Usage,
 } from "./events";
 import type { IsoMicros } from "./time";
@@ -72,6 +74,24 @@ export interface RunState {
   readonly compacted_calls: readonly string[];
   /** The thread's earlier turns are recorded (`context.history`): a run in a thread loads them once. */
   readonly history_loaded: boolean;
+  /** The MCP session the run was started from, and its mode (docs/mcp.md); null otherwise. */
+  readonly mcp_session_id: string | null;
+  readonly mcp_mode: string | null;
+  /** A capability invoked directly (invoke_capability): its calls are pending from the start; no model is asked. */
+  readonly invocation: RunInvocation | null;
+  /**
+   * An invocation run's outcome so far: the first of its calls answered with a code other than ok, else the
+   * latest answered; what `run.succeeded` reports. Null outside invocation runs and before the first result.
+   */
+  readonly invocation_outcome: InvocationOutcome | null;
+}
+
+/** One call's answer as an invocation run reports it (`RunState.invocation_outcome`). */
+export interface InvocationOutcome {
+  readonly call_id: string;
+  readonly tool_name: string;
+  readonly result_code: string;
+  readonly result: unknown;
 }
 
 export interface ToolOutcomeRecord {
@@ -115,6 +135,10 @@ export const initialRunState: RunState = {
   continuations: 0,
   compacted_calls: [],
   history_loaded: false,
+  mcp_session_id: null,
+  mcp_mode: null,
+  invocation: null,
+  invocation_outcome: null,
 };
 
 function mergeEvidence(known: readonly Evidence[], more: readonly Evidence[]): readonly Evidence[] {
@@ -139,6 +163,12 @@ function addModelUsage(usage: Usage, tokens: { input_tokens: number; output_toke
   };
 }
 
+/** The first answer that was not ok is kept: a failed focus explains the capability's outcome better than what followed. */
+function invocationOutcome(known: InvocationOutcome | null, answer: ToolResult["data"]): InvocationOutcome {
+  if (known && known.result_code !== ToolResultCode.ok) return known;
+  return { call_id: answer.call_id, tool_name: answer.tool_name, result_code: answer.result_code, result: answer.result };
+}
+
 /** The pure fold over a run's events. */
 export function evolve(state: RunState, event: RunEvent): RunState {
   const next = { ...state, version: state.version + 1 };
@@ -155,6 +185,10 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         elevation_session_id: event.data.elevation_session_id ?? null,
         created_at: event.data.created_at,
         deadline_at: event.data.deadline_at,
+        mcp_session_id: event.data.mcp_session_id ?? null,
+        mcp_mode: event.data.mcp_mode ?? null,
+        invocation: event.data.invocation ?? null,
+        pending_calls: event.data.invocation?.calls ?? [],
       };
     case "run.started":
       return { ...next, status: "running", started_at: state.started_at ?? event.data.started_at };
@@ -188,6 +222,7 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         agent_state: event.data.next_state ?? state.agent_state,
         exploration_count: state.exploration_count + (event.data.exploration ? 1 : 0),
         exploration_blocked: state.exploration_blocked || event.data.result_code === ToolResultCode.explorationBudgetReached,
+        invocation_outcome: state.invocation ? invocationOutcome(state.invocation_outcome, event.data) : null,
       };
     case "knowledge.proposed":
       return next;

@@ -19,6 +19,7 @@ export {
   type EventMetadata,
   type StoredRunEvent,
   type RunQueued,
+  type RunInvocation,
   type RunStarted,
   type Thought,
   type ToolCall,

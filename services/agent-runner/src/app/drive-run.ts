@@ -191,7 +191,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   /** Sends a call to tool-exec within the run's remaining time; its answer is the next observation. */
   async function callTool(effect: Extract<Effect, { kind: "invoke_tool" }>): Promise<{ observation: Observation; replayed: boolean }> {
     const remaining = state.deadline_at ? msUntil(state.deadline_at) : 60_000;
-    const pending = invokeTool(deps.toolExec, ctx, state.step_no, effect.call, effect.exploration, remaining);
+    const pending = invokeTool(deps.toolExec, ctx, state.step_no, effect.call, effect.exploration, remaining, state);
     crash.reached("during_tool");
     const outcome = await pending;
     return { observation: { kind: "tool_outcome", result: outcome.event }, replayed: outcome.replayed };

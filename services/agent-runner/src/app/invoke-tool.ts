@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { ToolResultCode, type Evidence, type RequestedToolCall, type ToolResult } from "@steward/contract";
+import { ToolResultCode, type Evidence, type RequestedToolCall, type RunState, type ToolResult } from "@steward/contract";
 import type { ToolExecApi } from "@steward/proto";
 import type { RunContext } from "./run-context";
 
@@ -25,6 +25,8 @@ export async function invokeTool(
   exploration: boolean,
   /** The run's remaining time: tool-exec's tools stop within it. */
   runRemainingMs: number,
+  /** The MCP session the run was started from, if any: tool-exec names it (and its mode) in the PDP's decision. */
+  mcp: Pick<RunState, "mcp_session_id" | "mcp_mode"> = { mcp_session_id: null, mcp_mode: null },
 ): Promise<{ event: ToolResult; replayed: boolean }> {
   try {
     const res = await toolExec.invoke(
@@ -37,6 +39,8 @@ export async function invokeTool(
         toolName: call.tool_name,
         argumentsJson: call.arguments,
         elevationSessionId: ctx.elevationSessionId ?? "",
+        mcpSessionId: mcp.mcp_session_id ?? "",
+        mcpMode: mcp.mcp_mode ?? "",
       },
       { deadlineMs: Math.max(1000, Math.min(INVOKE_DEADLINE_MS, runRemainingMs)), traceparent: ctx.traceparent },
     );

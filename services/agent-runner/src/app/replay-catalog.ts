@@ -19,7 +19,7 @@ const NOWHERE = "(not offered in any recorded state)";
 
 /**
  * The tool catalog as the recording shows it, for a replay that has no tool-exec to ask. Every tool the
- * run named is registered, except one a recorded 60200 names (it was unknown when the run called it). A
+ * run named (in a thought, or in an invocation's calls) is registered, except one a recorded 60200 names (it was unknown when the run called it). A
  * flag is set only where the recording shows its effect: write where ask mode refused the tool,
  * exploration where a result was counted as exploration or the budget (not the block) refused it,
  * confirmation where one was required, offered only in the states it ran in where it was refused as not
@@ -40,6 +40,10 @@ export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog 
   let previous: StoredRunEvent | undefined;
   for (const e of events) {
     switch (e.type) {
+      case "run.queued":
+        // An invocation run's calls are asked for here, not by a thought.
+        for (const c of e.data.invocation?.calls ?? []) tool(c.tool_name);
+        break;
       case "thought":
         for (const c of e.data.tool_calls) tool(c.tool_name);
         break;

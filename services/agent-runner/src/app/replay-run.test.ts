@@ -1,4 +1,4 @@
-import { addSeconds, callFingerprint, type Evidence, type RunError, type RunEvent, type StoredRunEvent } from "@steward/contract";
+import { addSeconds, callFingerprint, canonicalJson, type Evidence, type RunError, type RunEvent, type StoredRunEvent } from "@steward/contract";
 import { conversationOf } from "../domain/conversation";
 import { replayRun } from "./replay-run";
 
@@ -380,6 +380,51 @@ describe("replayRun", () => {
     const events = [queued, started, fallback, ...toolStep(1, { evidence: [doc] }), message(2), succeeded()];
     expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 9 });
     expect(replayRun(recorded(tamper(events, 3, (e) => ((e.data.step_no = 2), e)))).divergence).toMatchObject({ seq: 3 });
+  });
+
+  describe("an invocation run (a capability invoked directly, no model)", () => {
+    const calls = [
+      { call_id: "invoke-1", tool_name: "focus_dataset", arguments: '{"dataset":"sales"}' },
+      { call_id: "invoke-2", tool_name: "dataset_query", arguments: '{"sql":"select 1"}' },
+    ];
+    const invoked: RunEvent = {
+      type: "run.queued",
+      data: { ...(queued.data as object), mcp_session_id: "s-1", mcp_mode: "execute", invocation: { capability_id: "tool:dataset_query", calls } } as never,
+    };
+    const answered = (i: number, over: { code?: string; permit?: boolean; result?: unknown; next_state?: string } = {}): RunEvent => ({
+      type: "tool_result",
+      data: {
+        step_no: 0, call_id: calls[i].call_id, tool_name: calls[i].tool_name, fingerprint: `fp-${i}`, evidence: [],
+        decision: { permit: over.permit ?? true, code: over.permit === false ? "60500" : "", policy_ids: [] },
+        result_code: over.code ?? "ok", result: over.result ?? { i },
+        ...(over.next_state ? { next_state: over.next_state } : {}),
+      },
+    });
+    const step = (i: number, over: Parameters<typeof answered>[1] = {}): RunEvent[] => {
+      const result = answered(i, over);
+      return [{ type: "tool_call", data: { step_no: 0, ...calls[i] } }, decided(result, "dataset.read"), result];
+    };
+    const outcome = (result_code: string, result: unknown) =>
+      succeeded(canonicalJson({ capability_id: "tool:dataset_query", result_code, result }), []);
+
+    it("given the focus and the target answered, then same; a tampered outcome DIVERGED at run.succeeded", () => {
+      const events = [invoked, started, ...step(0, { next_state: "dataset" }), ...step(1, { result: { rows: [[1]] } }), outcome("ok", { rows: [[1]] })];
+      expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length, divergence: undefined });
+      const wrong = replayRun(recorded(tamper(events, events.length, (e) => ((e.data.output.text = e.data.output.text.replace("[[1]]", "[[2]]")), e))));
+      expect(wrong.divergence).toMatchObject({ seq: events.length });
+      // A model's step recorded where the loop would have ended the run: the loop never asks one.
+      const asked = replayRun(recorded([...events.slice(0, -1), message(1), succeeded("x", [])]));
+      expect(asked.divergence).toMatchObject({ seq: events.length });
+      expect(asked.divergence!.expected).toMatch(/^run\.succeeded/);
+    });
+
+    it("given the focus denied, then the recorded failure with the deny code reproduces, the target never sent", () => {
+      const events = [invoked, started, ...step(0, { permit: false, code: "60500", result: { error_code: "60500" } }), failed({ code: 60500, message: "denied", tool_name: "focus_dataset", step_no: 0 })];
+      expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
+      // Succeeding with the denial as the outcome is not what the loop decides.
+      const succeededInstead = [...events.slice(0, -1), outcome("60500", { error_code: "60500" })];
+      expect(replayRun(recorded(succeededInstead)).divergence).toMatchObject({ seq: events.length });
+    });
   });
 
   it("given a run still in progress, then not finished and no divergence", () => {

@@ -16,7 +16,14 @@ import { deadlineFailure } from "./overdue";
 import type { HistoryData } from "./thread-history";
 import type { ToolCatalog } from "./tool-catalog";
 import { gateCall } from "./tool-gate";
-import { controlledResult, eventsForToolOutcome, outcomeUnknownResult, shortCircuitResult, toolCallSent } from "./tool-events";
+import {
+  controlledResult,
+  eventsForToolOutcome,
+  invocationSucceeded,
+  outcomeUnknownResult,
+  shortCircuitResult,
+  toolCallSent,
+} from "./tool-events";
 
 /** What the loop learnt since its last decision: from the world (model, tool-exec, the window), or nothing. */
 export type Observation =
@@ -129,6 +136,8 @@ function decideFromState(state: RunState, ctx: DecideContext): Decision {
       return gatedCall(state, step.call, ctx);
     case "load_history":
       return { events: [], effect: { kind: "load_history" } };
+    case "finish_invocation":
+      return again(invocationSucceeded(state, at));
     case "call_model":
       return { events: [], effect: { kind: "call_model", stepNo: step.stepNo } };
     default: {

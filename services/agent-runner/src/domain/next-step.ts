@@ -20,6 +20,8 @@ export type NextStep =
   | { readonly kind: "cancel" }
   /** A run in a thread, before its first model call: load the thread's earlier turns (docs/threads.md). */
   | { readonly kind: "load_history" }
+  /** An invocation run (a capability invoked directly) whose calls are all answered: it ends with their outcome. */
+  | { readonly kind: "finish_invocation" }
   | { readonly kind: "call_model"; readonly stepNo: number };
 
 /**
@@ -37,7 +39,8 @@ export function nextStep(state: RunState, nowMicros: bigint, registered: Registe
   if (overdue) return { kind: "fail", error: overdue };
   if (state.status === "queued") return { kind: "start" };
   // Once, before the first model call; a run that made model calls without it (none was recorded so) goes on so.
-  if (state.thread_id && !state.history_loaded && state.step_no === 0) return { kind: "load_history" };
+  // An invocation run asks no model, so it has no use for the thread's turns.
+  if (state.thread_id && !state.history_loaded && state.step_no === 0 && !state.invocation) return { kind: "load_history" };
   const cycle = detectCycle(state.tool_history);
   if (cycle) {
     return {
@@ -62,7 +65,12 @@ export function nextStep(state: RunState, nowMicros: bigint, registered: Registe
     if (!registered.has(call.tool_name)) {
       return {
         kind: "fail",
-        error: { code: RunErrorCode.unknownTool, message: "the model called a tool that is not registered", tool_name: call.tool_name, step_no: state.step_no },
+        error: {
+          code: RunErrorCode.unknownTool,
+          message: state.invocation ? "the invoked tool is not registered" : "the model called a tool that is not registered",
+          tool_name: call.tool_name,
+          step_no: state.step_no,
+        },
       };
     }
     if (!isJsonObject(call.arguments)) {
@@ -73,6 +81,8 @@ export function nextStep(state: RunState, nowMicros: bigint, registered: Registe
     }
     return { kind: "run_tool", call };
   }
+  // The invoker, not a model, asked for the calls: once they are answered there is nobody to ask what next.
+  if (state.invocation) return { kind: "finish_invocation" };
   if (state.step_no >= Limits.stepBudget) {
     return { kind: "fail", error: { code: RunErrorCode.stepBudgetSpent, message: "the step budget is spent", step_no: state.step_no } };
   }

@@ -1,4 +1,15 @@
-import { PROPOSE_KNOWLEDGE_TOOL, RunErrorCode, ToolResultCode, type RequestedToolCall, type RunEvent, type RunState, type ToolResult } from "@steward/contract";
+import {
+  PROPOSE_KNOWLEDGE_TOOL,
+  PayloadLimits,
+  RunErrorCode,
+  ToolResultCode,
+  canonicalJson,
+  eventBytes,
+  type RequestedToolCall,
+  type RunEvent,
+  type RunState,
+  type ToolResult,
+} from "@steward/contract";
 import type { ToolInfo } from "./tool-catalog";
 
 /** A result the runner gives the model without running anything (refusals, answers, an open circuit). */
@@ -41,7 +52,9 @@ export function toolCallSent(state: RunState, call: RequestedToolCall): RunEvent
 
 /**
  * What tool-exec's answer becomes: the PDP's decision (not for arguments the tool's schema refused: no
- * decision was asked for), the result, and the run's failure when an AbortOnDeny tool was denied.
+ * decision was asked for), the result, and the run's failure when an AbortOnDeny tool was denied. Every call
+ * of an invocation run is AbortOnDeny: there is no model to tell of the denial, and the invoker asked for the
+ * calls as one capability, so the rest of them must not run without the one denied.
  */
 export function eventsForToolOutcome(state: RunState, call: RequestedToolCall, tool: ToolInfo | undefined, result: ToolResult, finishedAt: string): RunEvent[] {
   const { decision, fingerprint, result_code } = result.data;
@@ -65,7 +78,8 @@ export function eventsForToolOutcome(state: RunState, call: RequestedToolCall, t
   out.push({ type: "tool_result", data: { ...result.data, step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name } });
   const proposed = proposalOf(call, result);
   if (proposed) out.push({ type: "knowledge.proposed", data: { step_no: state.step_no, call_id: call.call_id, ...proposed } });
-  if (!decision.permit && tool?.abortOnDeny && !refusedArguments) {
+  const abortOnDeny = Boolean(tool?.abortOnDeny) || state.invocation !== null;
+  if (!decision.permit && abortOnDeny && !refusedArguments) {
     out.push({
       type: "run.failed",
       data: {
@@ -80,6 +94,24 @@ export function eventsForToolOutcome(state: RunState, call: RequestedToolCall, t
     });
   }
   return out;
+}
+
+/**
+ * How an invocation run ends once its calls are answered: the capability, its outcome (`invocation_outcome`:
+ * the first answer that was not ok, else the last) as canonical JSON text, and the evidence gathered. A refusal
+ * (a rejected confirmation, a tool not offered) is an outcome too: the run did what was asked and says so.
+ */
+export function invocationSucceeded(state: RunState, finishedAt: string): RunEvent {
+  const outcome = state.invocation_outcome;
+  const succeeded = (result: unknown): RunEvent => {
+    const text = canonicalJson({ capability_id: state.invocation?.capability_id ?? "", result_code: outcome?.result_code ?? null, result });
+    return { type: "run.succeeded", data: { output: { text, evidence: state.evidence }, finished_at: finishedAt } };
+  };
+  const whole = succeeded(outcome?.result ?? null);
+  // A result that fit its tool_result may not fit again as escaped text beside the evidence; the store would
+  // refuse the event on every delivery. The result stays whole in its tool_result, which the output names.
+  if (eventBytes(whole) <= PayloadLimits.eventBytes) return whole;
+  return succeeded({ result_cut: { note: "the result is too large for the run's output; it is whole in the call's tool_result", call_id: outcome?.call_id ?? "" } });
 }
 
 /** The proposal a permitted, successful propose_knowledge call queued (its result names it), else null. */

@@ -174,3 +174,63 @@ describe("timing a call: the PDP's decision and the tool apart", () => {
     expect(h.ran).toEqual([]);
   });
 });
+
+// The MCP session a run was started from is named in the PDP's request, so the decision log and the policies
+// see it; a call outside MCP names none (Cedar reads an absent attribute as "no session", never as empty).
+describe("the PDP request of a call made for an MCP session", () => {
+  function harness() {
+    const asked: Array<Record<string, string>> = [];
+    const pdp: PolicyDecisionApi = {
+      decide: async (request) => {
+        asked.push({ ...request.context });
+        return { permit: true, code: "", reasons: [], policyIds: ["p"] } as never;
+      },
+      state: () => "READY" as never,
+      close: () => undefined,
+    };
+    const results: IdempotencyStore = { find: async () => null, keep: async () => undefined, hold: async () => ({ stored: null, complete: (work) => work({} as never), release: async () => undefined }) };
+    const search: AnyToolDefinition = {
+      name: "search",
+      description: "search",
+      input: Type.Object({}, { additionalProperties: false }),
+      normalise: (i: object) => i,
+      safety: "read",
+      policyPoint: "knowledge.document.read",
+      idempotent: true,
+      abortOnDeny: false,
+      requireConfirmation: false,
+      exploration: false,
+      run: async () => ({ result: {} }),
+    };
+    const invoke = createInvokeHandler({ registry: createToolRegistry([search]), pdp, results, logger: createLogger("tool-exec", "silent") });
+    const cmd: InvokeCommand = {
+      runId: "00000000-0000-4000-8000-000000000003",
+      tenantId: "acme",
+      userId: "alice",
+      stepNo: 0,
+      callId: "invoke-1",
+      toolName: "search",
+      argumentsJson: "{}",
+      elevationSessionId: "",
+    };
+    return { asked, call: (over: Partial<InvokeCommand>) => invoke({ ...cmd, ...over }) };
+  }
+
+  it("names the session and its mode in the context when given", async () => {
+    const h = harness();
+    await h.call({ mcpSessionId: "7d4b0c2e-0000-4000-8000-00000000000a", mcpMode: "observe" });
+    expect(h.asked).toHaveLength(1);
+    expect(h.asked[0]).toMatchObject({ mcp_session: "7d4b0c2e-0000-4000-8000-00000000000a", mcp_mode: "observe", run_id: "00000000-0000-4000-8000-000000000003" });
+  });
+
+  it("names neither when the call was not made for a session (absent or empty, as the runner sends it)", async () => {
+    const h = harness();
+    await h.call({});
+    await h.call({ mcpSessionId: "", mcpMode: "" });
+    expect(h.asked).toHaveLength(2);
+    for (const context of h.asked) {
+      expect(context).not.toHaveProperty("mcp_session");
+      expect(context).not.toHaveProperty("mcp_mode");
+    }
+  });
+});

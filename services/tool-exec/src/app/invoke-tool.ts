@@ -18,6 +18,9 @@ export interface InvokeCommand {
   readonly toolName: string;
   readonly argumentsJson: string;
   readonly elevationSessionId: string;
+  /** The MCP session the run was started from and its mode; empty or absent outside MCP. */
+  readonly mcpSessionId?: string;
+  readonly mcpMode?: string;
   readonly traceparent?: string;
   /** Milliseconds until the caller gives up (the gRPC deadline, set by the runner within the run's deadline). */
   readonly deadlineMs?: number;
@@ -109,6 +112,9 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
         fingerprint,
         tool_safety: safety,
         ...(cmd.elevationSessionId ? { elevation_session_id: cmd.elevationSessionId } : {}),
+        // Named only when there is one: the decision log records them, and a policy may tell the modes apart.
+        ...(cmd.mcpSessionId ? { mcp_session: cmd.mcpSessionId } : {}),
+        ...(cmd.mcpMode ? { mcp_mode: cmd.mcpMode } : {}),
       },
     };
     // A short, bounded retry rides out a PDP replica restarting; then the answer is a deny (fail closed).

@@ -74,6 +74,29 @@ describe("the Cedar engine", () => {
     expect(create({ mcp_session: "s1", mcp_mode: "observe" })).toMatchObject({ permit: false, policyIds: ["no-runs-from-observe"] });
   });
 
+  it("forbids every write tool in an Observe session, admins and elevations included; reads, and other modes, as before", () => {
+    const tool = (roles: string[], action: string, name: string, safety: string, context: Record<string, string | boolean> = {}) =>
+      engine.authorize(prepared.get("t1@1") as PreparedPolicySet, {
+        principal: { type: "Steward::User", id: "u1" },
+        action,
+        resource: resourceUid("tool", name),
+        context: { elevated: false, run_id: "r1", step_no: 0, ...context },
+        entities: entitiesFor({ tenantId: "t1", userId: "u1", roles, resource: { type: "tool", id: name }, toolSafety: safety }),
+      });
+    const observe = { mcp_session: "s1", mcp_mode: "observe" };
+    const denied = { permit: false, policyIds: ["mcp-observe-reads-only"], errors: [], erroredPolicyIds: [] };
+    expect(tool(["member"], "knowledge.document.write", "save_note", "write", observe)).toEqual(denied);
+    expect(tool(["admin"], "knowledge.document.write", "delete_docs", "write", observe)).toEqual(denied);
+    expect(tool(["member"], "knowledge.document.write", "delete_docs", "write", { ...observe, elevated: true })).toEqual(denied);
+    // A read in Observe, and the same write in Execute or outside MCP, are decided by the permits alone.
+    expect(tool(["member"], "knowledge.document.read", "knowledge_search", "read", observe)).toMatchObject({ permit: true, policyIds: ["member-knowledge-read"] });
+    expect(tool(["member"], "knowledge.document.write", "save_note", "write", { mcp_session: "s1", mcp_mode: "execute" })).toMatchObject({
+      permit: true,
+      policyIds: ["member-save-notes"],
+    });
+    expect(tool(["member"], "knowledge.document.write", "save_note", "write")).toMatchObject({ permit: true, policyIds: ["member-save-notes"] });
+  });
+
   it("lets a forbid override a permit, and names the forbid", () => {
     const set = engine.validate(
       `${defaults}\n@id("no-write-tools-for-contractors")\nforbid (principal in Steward::Role::"contractor", action, resource is Steward::Tool) when { resource.safety == "write" };`,

@@ -99,6 +99,8 @@ function toolExecImpl(deps: ServerDeps): ToolExecServer {
           toolName: req.toolName,
           argumentsJson: req.argumentsJson,
           elevationSessionId: req.elevationSessionId,
+          mcpSessionId: req.mcpSessionId,
+          mcpMode: req.mcpMode,
           traceparent: typeof traceparent === "string" ? traceparent : undefined,
           deadlineMs: Number.isFinite(deadlineAt) ? deadlineAt - Date.now() - 50 : undefined,
           signal: callerGone.signal,

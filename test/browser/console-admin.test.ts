@@ -185,6 +185,40 @@ describe("the console's admin pages", () => {
     expect((await api(root, "DELETE", `/v1/knowledge/documents/${doc.id}`)).status).toBe(404);
   });
 
+  it("lists an MCP session opened over /mcp and opens the decisions it made from its row", async () => {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "console-e2e", version: "1" } } };
+    const opened = await fetch(`${ui.platform.gatewayUrl}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${mo}`, "content-type": "application/json", accept: "application/json, text/event-stream", "steward-mcp-mode": "execute" },
+      body: JSON.stringify(init),
+    });
+    await opened.text();
+    const session = opened.headers.get("mcp-session-id")!;
+    expect([opened.status, session]).toEqual([200, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+
+    const page = await signedIn(root, "/console/#/admin/decisions");
+    await page.locator("#nav").getByRole("link", { name: "MCP sessions" }).click();
+    await page.getByRole("heading", { name: "Sessions of MCP clients" }).waitFor();
+    await page.getByLabel("User").fill("mo");
+    await page.getByLabel("Open only").check();
+    await page.getByRole("button", { name: "Apply" }).click();
+    const row = page.locator(`#mcp-sessions tr[data-session="${session}"]`);
+    await row.waitFor();
+    const text = (await row.textContent()) ?? "";
+    for (const part of [session.slice(0, 8), "mo", "execute", "open"]) expect(text).toContain(part);
+    await shoot(page, "admin-mcp-sessions.png");
+
+    // Its link: the decision log filtered by the session, whose one decision is the opening, naming the session.
+    await row.getByRole("link", { name: `Decisions of session ${session.slice(0, 8)}` }).click();
+    await page.locator("#decision-position", { hasText: `Decisions 1–1 of 1, oldest first, MCP session ${session}` }).waitFor();
+    await expect(page.getByLabel("MCP session").inputValue()).resolves.toBe(session);
+    const decision = page.locator("#decisions tbody tr");
+    await expect(decision.count()).resolves.toBe(1);
+    const cells = (await decision.textContent()) ?? "";
+    for (const part of ["mo", "agent.mcp.session", "permit", `${session.slice(0, 8)}execute`]) expect(cells).toContain(part);
+    await expect(decision.locator(".decision-session a").getAttribute("title")).resolves.toBe(session);
+  });
+
   it("shows the platform status and reads it again while shown", async () => {
     const status = (await api(root, "GET", "/v1/admin/status")).body;
     const page = await signedIn(root, "/console/#/admin/status");
@@ -213,7 +247,7 @@ describe("the console's admin pages", () => {
     expect(await page.locator("#not-allowed").textContent()).toContain("10031");
     await expect(page.locator("main table, main form, main textarea").count()).resolves.toBe(0);
 
-    for (const path of ["decisions", "knowledge", "status"]) {
+    for (const path of ["decisions", "mcp-sessions", "knowledge", "status"]) {
       await page.evaluate(`location.hash = "#/admin/${path}"`);
       await page.getByRole("heading", { name: "Not allowed" }).waitFor();
       await expect(page.locator("main table, main form, main textarea").count()).resolves.toBe(0);
@@ -224,6 +258,6 @@ describe("the console's admin pages", () => {
     await page.locator("#runs-status", { hasText: "runs shown" }).waitFor();
     const links = await page.locator("#nav .links a").allTextContents();
     expect(links).toContain("Runs");
-    for (const admin of ["Policies", "Decisions", "Knowledge", "Status"]) expect(links).not.toContain(admin);
+    for (const admin of ["Policies", "Decisions", "MCP sessions", "Knowledge", "Status"]) expect(links).not.toContain(admin);
   });
 });

@@ -309,6 +309,35 @@ describe("the steward CLI against a running platform", () => {
     expect(badErr.join("")).not.toContain("not-a-token");
   });
 
+  it("audit mcp-sessions lists a session opened over /mcp with when and why it closed; audit decisions --mcp-session shows what it did", async () => {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cli-e2e", version: "1" } } };
+    const headers = { authorization: `Bearer ${member}`, "content-type": "application/json", accept: "application/json, text/event-stream", "steward-mcp-mode": "observe" };
+    const opened = await fetch(`${platform.gatewayUrl}/mcp`, { method: "POST", headers, body: JSON.stringify(init) });
+    await opened.text();
+    const session = opened.headers.get("mcp-session-id")!;
+    expect([opened.status, session]).toEqual([200, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    const open = JSON.parse((await cli(["audit", "mcp-sessions", "--user", "mo", "--open", "--json"], admin)).stdout);
+    expect(open.items).toContainEqual(expect.objectContaining({ id: session, user_id: "mo", mode: "observe", closed_at: null }));
+    const ended = await fetch(`${platform.gatewayUrl}/mcp`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${member}`, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
+    });
+    expect(ended.status).toBe(200);
+    const closed = await waitFor(async () => {
+      const page = JSON.parse((await cli(["audit", "mcp-sessions", "--user", "mo", "--json"], admin)).stdout);
+      return page.items.find((s: { id: string; closed_at: string | null }) => s.id === session && s.closed_at);
+    }, { what: "the session's close recorded", intervalMs: 200 });
+    expect(closed.close_reason).toBe("the client ended it");
+    const human = await cli(["audit", "mcp-sessions", "--user", "mo"], admin);
+    expect(human.stdout).toMatch(new RegExp(`${session}\\s+mo\\s+observe .*\\(the client ended it\\)`));
+
+    const decisions = JSON.parse((await cli(["audit", "decisions", "--mcp-session", session, "--json"], admin)).stdout);
+    expect(decisions.items).toEqual([expect.objectContaining({ action: "agent.mcp.session", user_id: "mo", mcp_session_id: session, mcp_mode: "observe", permit: true })]);
+    expect((await cli(["audit", "decisions", "--mcp-session", session], admin)).stdout).toContain(`${session.slice(0, 8)} observe`);
+    const refused = await cli(["audit", "mcp-sessions"], member);
+    expect(refused.code).toBe(3);
+  });
+
   it("policies ls and validate (0 when valid, 1 with the issues when not); a member is refused (exit 3)", async () => {
     const ls = await cli(["policies", "ls", "--json"], admin);
     expect(ls.code).toBe(0);

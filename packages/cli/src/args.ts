@@ -52,6 +52,8 @@ export type Command =
   | { readonly name: "proposals.apply" | "proposals.dismiss"; readonly id: string }
   | { readonly name: "admin.runs"; readonly page: number; readonly pageSize: number; readonly filters: AdminRunFilters }
   | { readonly name: "admin.show" | "admin.events"; readonly id: string }
+  | { readonly name: "audit.decisions"; readonly after: number; readonly limit: number; readonly runId?: string; readonly mcpSessionId?: string }
+  | { readonly name: "audit.mcp-sessions"; readonly page: number; readonly pageSize: number; readonly user?: string; readonly open: boolean }
   | { readonly name: "mcp"; readonly mode: "observe" | "execute" | "admin" };
 
 /** The admins' run list filters, as the query keys of GET /v1/admin/runs. */
@@ -100,6 +102,9 @@ const OPTIONS = {
   code: { type: "string" },
   since: { type: "string" },
   until: { type: "string" },
+  run: { type: "string" },
+  "mcp-session": { type: "string" },
+  open: { type: "boolean" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -123,6 +128,8 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   "threads.fork": ["at", "title"],
   "proposals.ls": ["page", "page-size", "status", "all"],
   "admin.runs": ["page", "page-size", "user", "state", "code", "thread", "since", "until"],
+  "audit.decisions": ["run", "mcp-session", "after", "limit"],
+  "audit.mcp-sessions": ["user", "open", "page", "page-size"],
   mcp: ["mode"],
 };
 
@@ -134,6 +141,7 @@ const GROUPS: Record<string, readonly string[]> = {
   threads: ["new", "ls", "show", "fork", "archive"],
   proposals: ["ls", "apply", "dismiss"],
   admin: ["runs", "show", "events"],
+  audit: ["decisions", "mcp-sessions"],
 };
 const SINGLE = ["login", "token", "run", "replay", "status", "help", "mcp"];
 
@@ -311,7 +319,7 @@ function instant(option: string, raw: string | undefined): string | undefined {
   return raw;
 }
 
-/** The commands of threads, proposals and the admins' run view. */
+/** The commands of threads, proposals, the admins' run view and the audit. */
 function conversationCommandOf(name: string, args: string[], v: Values): Command {
   const paging = () => ({ page: positiveInt("page", v.page, 1), pageSize: positiveInt("page-size", v["page-size"], 20, 100) });
   switch (name) {
@@ -355,6 +363,21 @@ function conversationCommandOf(name: string, args: string[], v: Values): Command
     case "admin.events":
       exactly(args, 1, "one run id");
       return { name, id: runId(args[0]) };
+    case "audit.decisions": {
+      exactly(args, 0, "use --run, --mcp-session, --after and --limit");
+      if (v.after !== undefined && !/^(0|[1-9][0-9]{0,17})$/.test(v.after)) throw new UsageError("--after must be a decision id (0 or more)");
+      return {
+        name,
+        after: v.after === undefined ? 0 : Number(v.after),
+        limit: positiveInt("limit", v.limit, 100, 1000),
+        ...(v.run !== undefined ? { runId: runId(v.run) } : {}),
+        ...(v["mcp-session"] !== undefined ? { mcpSessionId: runId(v["mcp-session"], "session id") } : {}),
+      };
+    }
+    case "audit.mcp-sessions":
+      exactly(args, 0, "use --user, --open, --page and --page-size");
+      if (v.user !== undefined && !v.user.trim()) throw new UsageError("--user names a user");
+      return { name, ...paging(), ...(v.user !== undefined ? { user: v.user } : {}), open: v.open === true };
     case "mcp": {
       exactly(args, 0, "mcp takes --mode only");
       const mode = oneOf("mode", v.mode, ["observe", "execute", "admin"]) ?? "observe";

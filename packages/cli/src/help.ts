@@ -32,6 +32,10 @@ const USAGE = `steward: Steward's command line
                                        every user's runs of the tenant (an administrator; each read audited)
   steward admin show <id>
   steward admin events <id>
+  steward audit decisions [--run ID] [--mcp-session ID] [--after N] [--limit N]
+                                       the tenant's policy decisions, oldest first (an administrator)
+  steward audit mcp-sessions [--user U] [--open] [--page N] [--page-size N]
+                                       the tenant's MCP sessions, newest first: who, mode, opened, closed and why
   steward kb add <file> [--title T]
   steward kb ls [--page N] [--page-size N]
   steward kb rm <id>

@@ -9,6 +9,7 @@ import { usage } from "./help";
 import { createLineReader } from "./prompt";
 import { colourWanted, createSpinner, createStyle } from "./style";
 import { adminRunsCommand } from "./commands/admin-runs";
+import { auditCommand } from "./commands/audit";
 import { dlqCommand } from "./commands/dlq";
 import { kbCommand } from "./commands/kb";
 import { mcpCommand } from "./commands/mcp";
@@ -68,6 +69,9 @@ async function dispatch(ctx: Context, command: Command, io: Io): Promise<number>
     case "admin.show":
     case "admin.events":
       return adminRunsCommand(ctx, command);
+    case "audit.decisions":
+    case "audit.mcp-sessions":
+      return auditCommand(ctx, command);
     case "mcp":
       return mcpCommand(ctx, command, io.stdin, io.stdout);
     default:

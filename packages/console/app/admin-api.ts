@@ -47,6 +47,10 @@ export interface Decision {
   readonly step_no: number | null;
   readonly fingerprint: string | null;
   readonly elevation_session_id: string | null;
+  /** The MCP session the decision was made for (docs/mcp.md); null outside MCP. */
+  readonly mcp_session_id: string | null;
+  /** That session's mode: observe, execute or admin. */
+  readonly mcp_mode: string | null;
   readonly permit: boolean;
   readonly code: string | null;
   readonly policy_ids: readonly string[];
@@ -87,9 +91,10 @@ export const policies = {
 };
 
 /** The decision log, oldest first: `after` is the id of the last record already seen (0: from the start). */
-export const decisions = (query: { after: number; limit: number; runId?: string }) => {
+export const decisions = (query: { after: number; limit: number; runId?: string; mcpSessionId?: string }) => {
   const params = new URLSearchParams({ after: String(query.after), limit: String(query.limit) });
   if (query.runId) params.set("run_id", query.runId);
+  if (query.mcpSessionId) params.set("mcp_session_id", query.mcpSessionId);
   return api<{ items: Decision[]; next_after: number }>("GET", `/v1/audit/decisions?${params}`);
 };
 
@@ -101,3 +106,29 @@ export const knowledge = {
 };
 
 export const platformStatus = () => api<PlatformStatus>("GET", "/v1/admin/status");
+
+/** A recorded MCP session (GET /v1/audit/mcp-sessions). */
+export interface McpSession {
+  readonly id: string;
+  readonly user_id: string;
+  readonly mode: "observe" | "execute" | "admin";
+  readonly opened_at: string;
+  /** Null while open. */
+  readonly closed_at: string | null;
+  /** Why it closed, in the gateway's words; null while open. */
+  readonly close_reason: string | null;
+}
+
+/** The MCP session list's filters: the query keys of GET /v1/audit/mcp-sessions. */
+export interface McpSessionFilter {
+  readonly user_id?: string;
+  readonly mode?: string;
+  readonly open?: "true" | "false";
+}
+
+/** The tenant's MCP sessions, newest first. */
+export const mcpSessions = (filter: McpSessionFilter, page: number, pageSize: number) => {
+  const params = new URLSearchParams({ page: String(page), page_size: String(pageSize) });
+  for (const [key, value] of Object.entries(filter)) if (value) params.set(key, value);
+  return api<{ items: McpSession[]; page: number; page_size: number; total: number }>("GET", `/v1/audit/mcp-sessions?${params}`);
+};

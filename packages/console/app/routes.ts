@@ -4,6 +4,7 @@ import { renderRuns } from "./pages/runs";
 import { renderInbox } from "./pages/inbox";
 import { renderPolicies } from "./pages/admin-policies";
 import { renderDecisions } from "./pages/admin-decisions";
+import { renderMcpSessions } from "./pages/admin-mcp-sessions";
 import { renderKnowledge } from "./pages/admin-knowledge";
 import { renderStatus } from "./pages/admin-status";
 import { renderAdminRun } from "./pages/admin-run";
@@ -41,6 +42,8 @@ export const PAGES: readonly Page[] = [
   { pattern: /^#\/admin\/runs$/, render: (main) => renderAdminRuns(main), nav: "All runs", href: "#/admin/runs", admin: true },
   { pattern: /^#\/admin\/policies$/, render: (main) => renderPolicies(main), nav: "Policies", href: "#/admin/policies", admin: true },
   { pattern: /^#\/admin\/decisions$/, render: (main) => renderDecisions(main), nav: "Decisions", href: "#/admin/decisions", admin: true },
+  { pattern: /^#\/admin\/decisions\/mcp-session\/([^/?#]+)$/, render: (main, [id]) => renderDecisions(main, { mcpSessionId: id }) },
+  { pattern: /^#\/admin\/mcp-sessions$/, render: (main) => renderMcpSessions(main), nav: "MCP sessions", href: "#/admin/mcp-sessions", admin: true },
   { pattern: /^#\/admin\/knowledge$/, render: (main) => renderKnowledge(main), nav: "Knowledge", href: "#/admin/knowledge", admin: true },
   { pattern: /^#\/admin\/status$/, render: (main) => renderStatus(main), nav: "Status", href: "#/admin/status", admin: true },
   { pattern: /^#\/approvals$/, render: (main) => renderInbox(main), nav: "Approvals", href: "#/approvals" },

@@ -44,3 +44,7 @@ export { revokeDataset } from "./datasets/revoke-dataset";
 export { listDatasetGrants, listDatasetGrantChanges } from "./datasets/list-grants";
 export { datasetsFor, focusDataset, focusedDataset } from "./datasets/dataset-access";
 export { DATASET_NAME, type DatasetGrant, type DatasetGrantChange, type DatasetGrantActor } from "./datasets/dataset-grant";
+export { recordMcpSessionOpened } from "./mcp-sessions/record-session-opened";
+export { recordMcpSessionClosed } from "./mcp-sessions/record-session-closed";
+export { listMcpSessions } from "./mcp-sessions/list-sessions";
+export type { McpSessionFilter, McpSessionMode, McpSessionOpening, McpSessionRecord } from "./mcp-sessions/mcp-session";

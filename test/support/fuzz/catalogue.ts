@@ -135,6 +135,17 @@ export const ROUTES: readonly RouteSpec[] = [
   route("GET /v1/admin/runs/:id", 2, { target: adminRunPath(""), tenantWide: true }),
   route("GET /v1/admin/runs/:id/events", 2, { target: adminRunPath("/events"), query: afterQuery, tenantWide: true }),
   route("GET /v1/audit/admin-reads", 1, { target: fixed("/v1/audit/admin-reads"), query: pageQuery, tenantWide: true }),
+  // The record of MCP sessions (issue 17): any session of the caller's tenant may be in an answer.
+  route("GET /v1/audit/mcp-sessions", 1, {
+    target: fixed("/v1/audit/mcp-sessions"),
+    tenantWide: true,
+    query: (rng) => ({
+      ...pageQuery(rng),
+      ...maybe(rng, 0.3, () => ({ user_id: rng.pick(["alice", "zed", ""]) })),
+      ...maybe(rng, 0.3, () => ({ mode: rng.pick(["observe", "execute", "admin", "root"]) })),
+      ...maybe(rng, 0.3, () => ({ open: rng.pick(["true", "false", "yes"]) })),
+    }),
+  }),
   route("POST /v1/knowledge/documents", 3, {
     target: fixed("/v1/knowledge/documents"),
     body: (rng) => ({ title: `fuzz doc ${rng.int(0, 1e6)}`, body: "Some text.", ...maybe(rng, 0.3, () => ({ format: rng.pick(["text", "markdown"]) })) }),

@@ -8,11 +8,11 @@ const WALK = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * The decision log. The route pages oldest first after a record id and filters by run only, so the page keeps
+ * The decision log. The route pages oldest first after a record id and filters by run and MCP session, so the page keeps
  * the ids it has passed: any earlier page's cursor is the id just before it, and "Newest" walks to the end in
  * pages of 1000 (the log is read once, ids only kept). It opens on the newest records.
  */
-export function renderDecisions(main: HTMLElement): () => void {
+export function renderDecisions(main: HTMLElement, initial: { readonly mcpSessionId?: string } = {}): () => void {
   let left = false;
   /** Every record id from the start of the log (for the current filter) up to the furthest page read. */
   let ids: number[] = [];
@@ -26,6 +26,8 @@ export function renderDecisions(main: HTMLElement): () => void {
   let refused = false;
 
   const runFilter = h("input", { id: "decision-run", type: "search", placeholder: "a run id", autocomplete: "off", spellcheck: "false" });
+  const sessionFilter = h("input", { id: "decision-session", type: "search", placeholder: "an MCP session id", autocomplete: "off", spellcheck: "false" });
+  sessionFilter.value = initial.mcpSessionId ?? "";
   const size = h("select", { id: "decision-size" }, ...SIZES.map((s) => h("option", { value: s }, s)));
   size.value = "50";
   const body = h("tbody");
@@ -36,13 +38,17 @@ export function renderDecisions(main: HTMLElement): () => void {
   const next = h("button", { type: "button", class: "secondary", onclick: () => void go(start + shown.length) }, "Next →");
   const newest = h("button", { type: "button", class: "secondary", onclick: () => void toNewest() }, "Newest");
   const limit = () => Number(size.value);
-  /** The run filter as last applied (editing the field changes nothing until Apply). */
+  /** The filters as last applied (editing a field changes nothing until Apply). */
   let applied = "";
+  let appliedSession = initial.mcpSessionId && UUID.test(initial.mcpSessionId) ? initial.mcpSessionId : "";
   const runId = () => applied;
+  const sessionId = () => appliedSession;
+  /** What the filters name, for the position line: ", run …, MCP session …". */
+  const naming = () => `${runId() ? `, run ${runId()}` : ""}${sessionId() ? `, MCP session ${sessionId()}` : ""}`;
 
   /** Reads one page from index `from` (known, or the end of what is known), remembering the ids it brings. */
   async function read(from: number, count: number, asked: number): Promise<Decision[] | undefined> {
-    const page = await decisions({ after: from === 0 ? 0 : ids[from - 1], limit: count, runId: runId() || undefined });
+    const page = await decisions({ after: from === 0 ? 0 : ids[from - 1], limit: count, runId: runId() || undefined, mcpSessionId: sessionId() || undefined });
     if (asked !== generation) return undefined;
     ids.splice(from, page.items.length, ...page.items.map((d) => d.id));
     return page.items;
@@ -87,8 +93,8 @@ export function renderDecisions(main: HTMLElement): () => void {
     if (left || refused) return;
     replace(body, ...shown.map(row));
     position.textContent = shown.length
-      ? `Decisions ${start + 1}–${start + shown.length}${atEnd ? ` of ${start + shown.length}` : ""}, oldest first${runId() ? `, run ${runId()}` : ""}`
-      : `No decisions${runId() ? ` for run ${runId()}` : ""}${start > 0 ? " after these" : ""}.`;
+      ? `Decisions ${start + 1}–${start + shown.length}${atEnd ? ` of ${start + shown.length}` : ""}, oldest first${naming()}`
+      : `No decisions${naming() ? ` for${naming().slice(1)}` : ""}${start > 0 ? " after these" : ""}.`;
     first.disabled = previous.disabled = start === 0;
     next.disabled = atEnd;
     announce(position.textContent);
@@ -102,16 +108,19 @@ export function renderDecisions(main: HTMLElement): () => void {
       onsubmit: (event: Event) => {
         event.preventDefault();
         const wanted = runFilter.value.trim().toLowerCase();
-        if (wanted && !UUID.test(wanted)) {
-          error.textContent = "A run id is a UUID (36 characters, e.g. 0b6f…-…).";
+        const session = sessionFilter.value.trim().toLowerCase();
+        if ((wanted && !UUID.test(wanted)) || (session && !UUID.test(session))) {
+          error.textContent = `${wanted && !UUID.test(wanted) ? "A run id" : "An MCP session id"} is a UUID (36 characters, e.g. 0b6f…-…).`;
           return;
         }
         applied = wanted;
+        appliedSession = session;
         ids = [];
         void toNewest();
       },
     },
     h("div", {}, h("label", { for: "decision-run" }, "Run id"), runFilter),
+    h("div", {}, h("label", { for: "decision-session" }, "MCP session"), sessionFilter),
     h("div", {}, h("label", { for: "decision-size" }, "Per page"), size),
     h("div", { class: "filter-go" }, h("button", { type: "submit" }, "Apply")),
   );
@@ -135,7 +144,7 @@ export function renderDecisions(main: HTMLElement): () => void {
           "table",
           { class: "admin", id: "decisions" },
           h("caption", { class: "visually-hidden" }, "Policy decisions, oldest first"),
-          h("thead", {}, h("tr", {}, ...["Time", "User", "Action", "Resource", "Effect", "Policies", "Code", "Run"].map((c) => h("th", { scope: "col" }, c)))),
+          h("thead", {}, h("tr", {}, ...["Time", "User", "Action", "Resource", "Effect", "Policies", "Code", "Run", "MCP session"].map((c) => h("th", { scope: "col" }, c)))),
           body,
         ),
       ),
@@ -167,6 +176,14 @@ function row(d: Decision): HTMLTableRowElement {
       {},
       d.run_id ? h("a", { href: `#/runs/${encodeURIComponent(d.run_id)}`, title: d.run_id }, d.run_id.slice(0, 8)) : "",
       d.run_id && d.step_no ? h("div", { class: "muted" }, `step ${d.step_no}`) : null,
+    ),
+    h(
+      "td",
+      { class: "decision-session" },
+      d.mcp_session_id
+        ? h("a", { href: `#/admin/decisions/mcp-session/${encodeURIComponent(d.mcp_session_id)}`, title: d.mcp_session_id }, d.mcp_session_id.slice(0, 8))
+        : "",
+      d.mcp_session_id && d.mcp_mode ? h("div", { class: "muted" }, d.mcp_mode) : null,
     ),
   );
 }

@@ -1,14 +1,31 @@
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { PolicyAdminApi, PolicySetInfo } from "@steward/proto";
 import { fromGrpc } from "../grpc-errors";
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
-import { Nullable, UUID_PATTERN } from "../schemas";
+import { ListRunsQuery, Nullable, UUID_PATTERN } from "../schemas";
+import { pageOf } from "../../../domain/page";
 
 export interface AdminRoutesDeps {
   readonly policyAdmin: PolicyAdminApi;
+  /** The record of MCP sessions (main.ts: PostgreSQL's mcp_sessions). */
+  readonly mcpSessionLog: McpSessionLog;
+}
+
+/** Which recorded MCP sessions to list; an absent filter does not filter. */
+export interface McpSessionFilter {
+  readonly userId?: string;
+  readonly mode?: "observe" | "execute" | "admin";
+  /** true: only sessions not closed; false: only closed ones. */
+  readonly open?: boolean;
+}
+
+/** The durable record of MCP sessions, as the audit reads it (the gateway's session registry writes it). */
+export interface McpSessionLog {
+  /** One page of a tenant's sessions that pass the filter, newest first, and their total. */
+  list(tenantId: string, filter: McpSessionFilter, page: { page: number; pageSize: number }): Promise<{ items: McpSessionItem[]; total: number }>;
 }
 
 const PoliciesBody = Type.Object(
@@ -47,6 +64,40 @@ const DecisionsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** GET /v1/audit/mcp-sessions: each key at most once. */
+const McpSessionsQuery = Type.Object(
+  {
+    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]+$", description: "The session's user" })),
+    mode: Type.Optional(Type.Union([Type.Literal("observe"), Type.Literal("execute"), Type.Literal("admin")], { description: "The session's mode" })),
+    open: Type.Optional(Type.Union([Type.Literal("true"), Type.Literal("false")], { description: "true: only sessions still open; false: only closed ones" })),
+    page: ListRunsQuery.properties.page,
+    page_size: ListRunsQuery.properties.page_size,
+  },
+  { additionalProperties: false },
+);
+
+const McpSessionItem = Type.Object({
+  id: Type.String({ description: "The session's id: the Mcp-Session-Id its client was given, and the decisions' mcp_session_id" }),
+  user_id: Type.String(),
+  mode: Type.Union([Type.Literal("observe"), Type.Literal("execute"), Type.Literal("admin")]),
+  opened_at: Type.String({ description: "When it was opened, before its initialize was answered (UTC, microseconds)" }),
+  closed_at: Nullable(Type.String({ description: "When it was closed; null while open (or when its gateway ended without closing it)" })),
+  close_reason: Nullable(
+    Type.String({
+      description:
+        "Why it closed: idle, the client ended it, the user opened more sessions than the bound, the gateway is stopping, its transport closed, its initialize failed",
+    }),
+  ),
+});
+type McpSessionItem = Static<typeof McpSessionItem>;
+
+const McpSessionPage = Type.Object({
+  items: Type.Array(McpSessionItem, { description: "Newest first" }),
+  page: Type.Integer(),
+  page_size: Type.Integer(),
+  total: Type.Integer({ description: "Sessions that pass the filters" }),
+});
 
 const setView = (s: PolicySetInfo) => ({
   version: s.version,
@@ -111,7 +162,7 @@ const POLICY_ADMIN = { policy: resourcePolicy("policy.admin") };
 const common = (tags: string[], summary: string, description: string) => ({ tags, summary, description, security: [{ bearerAuth: [] }] });
 const policies = (summary: string, description: string) => common(["policies"], summary, `${description} Policy point policy.admin.`);
 
-/** Tenant administration: policy sets (upload, validate, dry-run, activate), elevations, the decision log. */
+/** Tenant administration: policy sets (upload, validate, dry-run, activate), elevations, the decision log, MCP sessions. */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const call = async <T>(work: Promise<T>): Promise<T> => work.catch((err: unknown) => Promise.reject(fromGrpc(err)));
@@ -297,6 +348,33 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
         latency_ms: d.latencyMs,
       }));
       return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
+    },
+  );
+
+  api.get(
+    "/v1/audit/mcp-sessions",
+    {
+      config: { policy: resourcePolicy("audit.decision.read") },
+      schema: {
+        ...common(
+          ["audit"],
+          "The MCP sessions",
+          "The tenant's MCP sessions (docs/mcp.md), newest first: who opened each, in which mode, when, and when and why it closed. What a session did is `GET /v1/audit/decisions?mcp_session_id=`. Policy point audit.decision.read.",
+        ),
+        querystring: McpSessionsQuery,
+        response: { 200: { ...McpSessionPage, description: "A page of sessions" }, ...problemResponses() },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filter: McpSessionFilter = {
+        ...(q.user_id !== undefined ? { userId: q.user_id } : {}),
+        ...(q.mode !== undefined ? { mode: q.mode } : {}),
+        ...(q.open !== undefined ? { open: q.open === "true" } : {}),
+      };
+      const { page, pageSize } = pageOf(q);
+      const { items, total } = await deps.mcpSessionLog.list(principalOf(request).tenantId, filter, { page, pageSize });
+      return { items, page, page_size: pageSize, total };
     },
   );
 }

@@ -8,7 +8,7 @@ import type { Authenticate } from "../auth";
 import type { DecideForSession } from "../../../app/decide-for-session";
 import { PDP_UNAVAILABLE } from "../../../app/decide-for-session";
 import { MCP_MODE_HEADER, parseMcpMode } from "../../../domain/mcp-mode";
-import { createMcpSessions, type McpSessionLimits } from "../../mcp/sessions";
+import { CLOSE_REASONS, createMcpSessions, type McpSessionJournal, type McpSessionLimits } from "../../mcp/sessions";
 import { createSessionServer, type SessionServerDeps } from "../../mcp/session-server";
 import { BODY_LIMIT, problemOf } from "../problem";
 import { traceparentOf } from "../trace-context";
@@ -17,7 +17,11 @@ export interface McpRoutesDeps {
   readonly authenticate: Authenticate;
   readonly logger: Logger;
   /** The MCP server's dependencies; without them /mcp is not served (unit tests of other routes). */
-  readonly mcp?: Omit<SessionServerDeps, "logger"> & { readonly limits?: Partial<McpSessionLimits> };
+  readonly mcp?: Omit<SessionServerDeps, "logger"> & {
+    readonly limits?: Partial<McpSessionLimits>;
+    /** Where sessions opened and closed are recorded (main.ts: PostgreSQL); none: not recorded. */
+    readonly journal?: McpSessionJournal;
+  };
 }
 
 /** Defaults of the session bounds (GATEWAY_MCP_* in config.ts). */
@@ -47,7 +51,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
   const mcp = deps.mcp;
   if (!mcp) return;
   const logger = deps.logger;
-  const sessions = createMcpSessions<SessionHandle>({ ...MCP_SESSION_DEFAULTS, ...mcp.limits }, logger);
+  const sessions = createMcpSessions<SessionHandle>({ ...MCP_SESSION_DEFAULTS, ...mcp.limits }, logger, Date.now, mcp.journal);
   app.addHook("onClose", async () => sessions.closeAll());
 
   async function open(request: FastifyRequest, reply: FastifyReply, principal: Awaited<ReturnType<Authenticate>>): Promise<void> {
@@ -64,14 +68,26 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       maxRequestBodySize: BODY_LIMIT,
-      onsessioninitialized: (): void =>
-        sessions.add({ id, tenantId: principal.tenantId, userId: principal.userId, mode, handle: { transport, server, close: () => server.close() } }),
-      onsessionclosed: () => sessions.close(id, "the client ended it"),
+      onsessionclosed: () => sessions.close(id, CLOSE_REASONS.clientEnded),
     });
-    transport.onclose = () => sessions.close(id, "its transport closed");
-    await server.connect(transport);
+    transport.onclose = () => sessions.close(id, CLOSE_REASONS.transportClosed);
+    // Recorded before the client learns the session's id: a session the audit does not know never exists.
+    try {
+      await sessions.add({ id, tenantId: principal.tenantId, userId: principal.userId, mode, handle: { transport, server, close: () => server.close() } });
+    } catch (err) {
+      logger.warn({ err, mcp_session: id, tenant_id: principal.tenantId, mode }, "an MCP session could not be recorded; not opened");
+      throw new UnavailableError("the MCP session could not be recorded; try again", { cause: err });
+    }
+    try {
+      await server.connect(transport);
+    } catch (err) {
+      sessions.close(id, CLOSE_REASONS.initializeFailed);
+      throw err;
+    }
     reply.hijack();
     await serve(transport, request, reply, id);
+    // The transport refused the initialize (e.g. 406): no client holds this id.
+    if (transport.sessionId === undefined) sessions.close(id, CLOSE_REASONS.initializeFailed);
   }
 
   /** Hands a request to a session's transport; the reply is the transport's from here on. */

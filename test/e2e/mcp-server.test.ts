@@ -1,10 +1,11 @@
 import pg from "pg";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
 import { eventsOf } from "../support/runs";
+import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
@@ -57,6 +58,11 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
       )
     ).rows as Array<{ action: string; resource_type: string; resource_id: string; permit: boolean; code: string; mcp_mode: string; run_id: string | null }>;
   const count = async (sql: string) => (await pool.query(sql)).rows[0].n as number;
+  /** Real executions of the test tools' side effects in a run (test_side_effects), 0 when none. */
+  const executions = async (runId: string) =>
+    (await pool.query("SELECT coalesce(sum(count), 0)::int AS n FROM test_side_effects WHERE run_id = $1", [runId])).rows[0].n as number;
+  const invoke = async (client: Client, capability: string, args: Record<string, unknown>, more: Record<string, unknown> = {}) =>
+    (await client.callTool({ name: "invoke_capability", arguments: { capability_id: capability, arguments: args, ...more } })) as CallToolResult;
 
   /** One raw request on /mcp (to compare answers byte for byte). */
   async function rawMcp(token: string, sessionId: string, body: unknown) {
@@ -119,9 +125,11 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
       for (const t of first.tools) expect(t.inputSchema.type).toBe("object");
       return first.tools.map((t) => t.name);
     };
-    expect(await names("observe")).toEqual(["run_question", "get_run", "search_capabilities"]);
-    expect(await names("execute")).toEqual(["run_question", "get_run", "answer_question", "approve_call", "search_capabilities"]);
-    expect(await names("admin", admin)).toEqual(["run_question", "get_run", "answer_question", "approve_call", "search_capabilities"]);
+    const reads = ["run_question", "get_run", "knowledge_search", "explore_dataset", "select_workspace", "search_capabilities", "invoke_capability"];
+    const writes = ["run_question", "get_run", "answer_question", "approve_call", ...reads.slice(2)];
+    expect(await names("observe")).toEqual(reads);
+    expect(await names("execute")).toEqual(writes);
+    expect(await names("admin", admin)).toEqual([...writes, "list_tenant_runs"]);
   });
 
   it("search_capabilities answers stable ids with a schema digest, policy point and route, and runs nothing", async () => {
@@ -178,7 +186,12 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     expect(run.body).toMatchObject({ state: "succeeded", mode: "ask", output: { text: "The answer is 42 (a)." } });
     const [queued] = await eventsOf(platform, member, result.run_id);
     expect(queued).toMatchObject({ type: "run.queued", data: { mcp_session_id: sessionId, created_by: "mo" } });
-    expect((await decisionsOf(sessionId)).map((d) => d.action)).toEqual(["agent.mcp.session", "agent.run.create"]);
+    // The session's decisions: its opening, the run, and tool-exec's decision of the run's tool call (naming the run).
+    expect((await decisionsOf(sessionId)).map((d) => [d.action, d.mcp_mode, d.run_id])).toEqual([
+      ["agent.mcp.session", "observe", null],
+      ["agent.run.create", "observe", null],
+      ["knowledge.document.read", "observe", result.run_id],
+    ]);
 
     const read = resultOf(await client.callTool({ name: "get_run", arguments: { run_id: result.run_id, wait_seconds: 0 } }));
     expect(read).toMatchObject({ run_id: result.run_id, state: "succeeded", answer: "The answer is 42 (a)." });
@@ -222,6 +235,7 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
       ["agent.mcp.session", true, "execute", null],
       ["agent.run.create", true, "execute", null],
       ["agent.run.control", true, "execute", waiting.run_id],
+      ["knowledge.document.write", true, "execute", waiting.run_id],
       ["agent.run.control", true, "execute", waiting.run_id],
     ]);
   });
@@ -270,5 +284,114 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     await transport.terminateSession();
     const after = await rawMcp(member, sessionId, { jsonrpc: "2.0", id: 1, method: "tools/list" });
     expect(after.status).toBe(404);
+
+    // The audit's record of the session: opened, then closed with the reason; administrators only.
+    const record = await waitFor(async () => {
+      const listed = await platform.http("GET", "/v1/audit/mcp-sessions?user_id=mo", { token: admin });
+      const found = listed.body.items.find((s: { id: string }) => s.id === sessionId);
+      return found?.closed_at ? found : undefined;
+    });
+    expect(record).toMatchObject({ user_id: "mo", mode: "observe", opened_at: expect.any(String), close_reason: "the client ended it" });
+    expect((await platform.http("GET", "/v1/audit/mcp-sessions", { token: member })).status).toBe(403);
+    const foreign = await platform.http("GET", "/v1/audit/mcp-sessions", { token: await platform.token({ tenant: "globex", user: "gabe", roles: ["admin"] }) });
+    expect(foreign.body.items.map((s: { id: string }) => s.id)).not.toContain(sessionId);
+  });
+
+  it("invoke_capability runs a read capability as a run without a model: permitted for the session, decided again by tool-exec", async () => {
+    const { client, sessionId } = await connect(member, "observe");
+    const requests = model.requests.length;
+    const answer = await invoke(client, "tool:knowledge_search", { query: "shipping regions", limit: 2 });
+    expect(answer.isError).toBeUndefined();
+    const result = resultOf(answer);
+    expect(result).toMatchObject({ state: "succeeded", capability_id: "tool:knowledge_search", result_code: "ok", settled: true });
+    expect(result.result).toMatchObject({ matches: expect.any(Number), passages: expect.any(Array) });
+    expect(model.requests.length).toBe(requests); // no model was asked
+    const events = await eventsOf(platform, member, result.run_id);
+    expect(events[0]).toMatchObject({ type: "run.queued", data: { mode: "ask", mcp_session_id: sessionId, mcp_mode: "observe", invocation: { capability_id: "tool:knowledge_search" } } });
+    expect(events.map((e) => e.type)).toEqual(["run.queued", "run.started", "tool_call", "tool.decided", "tool_result", "run.succeeded"]);
+    // The session's decisions: the run, the capability's own point (before the run), tool-exec's permit of the call.
+    expect((await decisionsOf(sessionId)).slice(1).map((d) => [d.action, d.resource_id, d.permit, d.mcp_mode, d.run_id])).toEqual([
+      ["agent.run.create", "", true, "observe", null],
+      ["knowledge.document.read", "knowledge_search", true, "observe", null],
+      ["knowledge.document.read", "knowledge_search", true, "observe", result.run_id],
+    ]);
+    // The core catalogue's knowledge_search is the same capability.
+    expect(resultOf(await client.callTool({ name: "knowledge_search", arguments: { query: "shipping regions" } }))).toMatchObject({ result_code: "ok" });
+  });
+
+  it("a write is refused in Observe by the policy; a capability the policy denies never runs; neither makes a run", async () => {
+    const observe = await connect(member, "observe");
+    const runs = () => count("SELECT count(*)::int AS n FROM runs WHERE tenant_id = 'acme' AND created_by = 'mo'");
+    const before = await runs();
+    const write = await invoke(observe.client, "tool:test_write", { key: "observe" });
+    expect(write.isError).toBe(true);
+    expect(resultOf(write)).toMatchObject({ code: "60500" });
+    expect((await decisionsOf(observe.sessionId)).at(-1)).toMatchObject({ action: "knowledge.document.read", resource_id: "test_write", permit: false, mcp_mode: "observe" });
+
+    const execute = await connect(member, "execute");
+    const guarded = await invoke(execute.client, "tool:test_guarded", {});
+    expect(resultOf(guarded)).toMatchObject({ code: "60500" });
+    expect((await decisionsOf(execute.sessionId)).at(-1)).toMatchObject({ action: "knowledge.document.write", resource_id: "test_guarded", permit: false });
+    expect(await runs()).toBe(before);
+  });
+
+  it("a write invoked in Execute waits for a person's approval (REST), then runs exactly once; a retry with its key answers the same run", async () => {
+    const { client } = await connect(member, "execute");
+    const waiting = resultOf(await invoke(client, "tool:test_write", { key: "w1" }, { idempotency_key: "mcp-w1", wait_seconds: 20 }));
+    expect(waiting).toMatchObject({ state: "awaiting_confirmation", result_code: null, waiting_for: { kind: "confirmation", tool_name: "test_write" } });
+    expect(await executions(waiting.run_id)).toBe(0);
+    const confirmed = await platform.http("POST", `/v1/agents/runs/${waiting.run_id}/confirmation`, {
+      token: member,
+      body: { decision: "approve", fingerprint: waiting.waiting_for.fingerprint },
+    });
+    expect(confirmed.status).toBe(200);
+    const done = resultOf(await client.callTool({ name: "get_run", arguments: { run_id: waiting.run_id } }));
+    expect(done).toMatchObject({ state: "succeeded", settled: true });
+    const retried = resultOf(await invoke(client, "tool:test_write", { key: "w1" }, { idempotency_key: "mcp-w1", wait_seconds: 0 }));
+    expect(retried).toMatchObject({ run_id: waiting.run_id, state: "succeeded", result_code: "ok", result: { written: "w1", count: 1 } });
+    expect(await executions(waiting.run_id)).toBe(1);
+  });
+
+  it("dataset capabilities need a selected workspace; switching it in Execute cancels the session's runs on the old one", async () => {
+    expect((await platform.http("PUT", "/v1/admin/datasets/demo", { token: admin })).status).toBeLessThan(300);
+    expect((await platform.http("PUT", "/v1/admin/datasets/archive", { token: admin })).status).toBeLessThan(300);
+    const { client } = await connect(member, "execute");
+    const before = (await client.callTool({ name: "explore_dataset", arguments: { action: "list_tables" } })) as CallToolResult;
+    expect(before.isError).toBe(true);
+    expect(resultOf(before)).toMatchObject({ code: "WORKSPACE_SELECTION_REQUIRED" });
+    expect(resultOf(await client.callTool({ name: "select_workspace", arguments: { dataset: "ledger" } }))).toMatchObject({ code: "DATASET_NOT_ALLOWED" });
+
+    expect(resultOf(await client.callTool({ name: "select_workspace", arguments: { dataset: "demo" } }))).toEqual({ workspace: "demo", previous: null, revoked_runs: [] });
+    const tables = resultOf(await client.callTool({ name: "explore_dataset", arguments: { action: "list_tables" } }));
+    expect(tables).toMatchObject({ state: "succeeded", capability_id: "tool:list_tables", result_code: "ok" });
+    const calls = (await eventsOf(platform, member, tables.run_id)).filter((e) => e.type === "tool_result").map((e) => [e.data.tool_name, e.data.result_code]);
+    expect(calls).toEqual([["focus_dataset", "ok"], ["list_tables", "ok"]]);
+
+    const pending = resultOf(await invoke(client, "tool:test_write", { key: "w2" }, { wait_seconds: 20 }));
+    expect(pending.state).toBe("awaiting_confirmation");
+    const switched = resultOf(await client.callTool({ name: "select_workspace", arguments: { dataset: "archive" } }));
+    expect(switched).toEqual({ workspace: "archive", previous: "demo", revoked_runs: [pending.run_id] });
+    const revoked = resultOf(await client.callTool({ name: "get_run", arguments: { run_id: pending.run_id, wait_seconds: 20 } }));
+    expect(revoked).toMatchObject({ state: "cancelled" });
+    expect(await executions(pending.run_id)).toBe(0);
+  });
+
+  it("a client that can elicit is asked for a write's approval itself; the approval is bound to the call and it runs once", async () => {
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { requestInit: { headers: { authorization: `Bearer ${member}`, "steward-mcp-mode": "execute" } } });
+    const client = new Client({ name: "steward-e2e", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: { decision: "approve" } };
+    });
+    await client.connect(transport);
+    clients.push(client);
+    const done = resultOf(await invoke(client, "tool:test_write", { key: "e1" }));
+    expect(asked).toEqual([expect.stringContaining('test_write with {"key":"e1"}')]);
+    expect(done).toMatchObject({ state: "succeeded", result_code: "ok", result: { written: "e1", count: 1 } });
+    const decided = (await eventsOf(platform, member, done.run_id)).filter((e) => e.type === "confirmation.decided" || e.type === "confirmation_required");
+    expect(decided.map((e) => e.type)).toEqual(["confirmation_required", "confirmation.decided"]);
+    expect(decided[1].data).toMatchObject({ decision: "approve", fingerprint: decided[0].data.fingerprint });
+    expect(await executions(done.run_id)).toBe(1);
   });
 });

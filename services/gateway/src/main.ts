@@ -23,7 +23,7 @@ import {
   type NatsConnection,
 } from "@steward/platform";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
-import { createOutboxRelay, readBacklog } from "@steward/store";
+import { createOutboxRelay, datasetsFor, listMcpSessions, readBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
@@ -43,6 +43,7 @@ import { createSessionDecider } from "./app/decide-for-session";
 import { createRunFollower } from "./app/run-outcome";
 import { createRunReads } from "./app/read-runs";
 import { createCapabilityCatalogue } from "./app/capability-catalogue";
+import { createAdminRunReads } from "./app/read-admin-runs";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     authenticate,
     authorize,
     policyAdmin,
+    mcpSessionLog: { list: (tenantId, filter, page) => listMcpSessions(pool, tenantId, filter, page) },
     controls,
     feed,
     createRun,
@@ -118,7 +120,13 @@ async function main(): Promise<void> {
       controls,
       follow: createRunFollower({ reads: createRunReads({ pool }), feed }),
       capabilities: createCapabilityCatalogue(async () => (await toolExec.listTools({ deadlineMs: 2000 })).tools),
+      grantedDatasets: (tenantId, userId) => datasetsFor(pool, tenantId, userId),
+      adminRuns: createAdminRunReads({ pool, logger }),
       runAllowance: runCreationAllowance(rateLimits.deps),
+      journal: {
+        opened: async (session) => void (await recordMcpSessionOpened(pool, session)),
+        closed: async (session, why) => void (await recordMcpSessionClosed(pool, session, why)),
+      },
       limits: {
         perUser: config.GATEWAY_MCP_SESSIONS_PER_USER,
         idleMs: config.GATEWAY_MCP_IDLE_SECONDS * 1000,

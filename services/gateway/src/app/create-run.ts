@@ -7,6 +7,7 @@ import {
   initialRunState,
   nowMicros,
   snapshotOf,
+  type RunInvocation,
   type RunRequested,
   type RunSnapshot,
 } from "@steward/contract";
@@ -22,8 +23,11 @@ export interface CreateRunCommand {
   readonly idempotencyKey?: string;
   readonly elevationSessionId?: string;
   readonly traceparent: string;
-  /** The MCP session that starts the run (run_question): recorded in its run.queued event. */
+  /** The MCP session that starts the run (run_question, invoke_capability) and its mode: recorded in its run.queued event. */
   readonly mcpSessionId?: string;
+  readonly mcpMode?: string;
+  /** A capability invoked directly (invoke_capability): the run makes these calls without a model (docs/mcp.md). */
+  readonly invocation?: RunInvocation;
 }
 
 const UNIQUE_VIOLATION = "23505";
@@ -83,7 +87,9 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
 
   return async function createRun(cmd: CreateRunCommand): Promise<RunSnapshot> {
     checkRunContent(cmd.body);
-    const requestHash = createHash("sha256").update(canonicalJson(cmd.body)).digest("hex");
+    // An invocation is part of the request: the same key with another capability or arguments is refused.
+    const hashed = cmd.invocation ? { body: cmd.body, invocation: cmd.invocation } : cmd.body;
+    const requestHash = createHash("sha256").update(canonicalJson(hashed)).digest("hex");
     const runId = randomUUID();
     const createdAt = clock();
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
@@ -107,6 +113,8 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
             thread_id: cmd.body.thread_id ?? null,
             elevation_session_id: cmd.elevationSessionId ?? null,
             ...(cmd.mcpSessionId ? { mcp_session_id: cmd.mcpSessionId } : {}),
+            ...(cmd.mcpMode ? { mcp_mode: cmd.mcpMode } : {}),
+            ...(cmd.invocation ? { invocation: cmd.invocation } : {}),
           },
         },
       ],

@@ -21,7 +21,7 @@ export type DecideForSession = (
   point: PolicyPoint,
   resource: { type: string; id: string },
   session: McpSessionRef,
-  options?: { runId?: string; traceparent?: string },
+  options?: { runId?: string; traceparent?: string; toolSafety?: "read" | "write" },
 ) => Promise<SessionDecision>;
 
 /** The deny code of a decision the PDP could not make (SPEC §7): nothing is run. */
@@ -36,6 +36,8 @@ export function createSessionDecider(deps: { pdp: PolicyDecisionApi; logger: Log
   return async (principal, point, resource, session, options = {}) => {
     const context: Record<string, string> = { mcp_session: session.id, mcp_mode: session.mode };
     if (options.runId) context.run_id = options.runId;
+    // A capability's own point is decided on the tool, whose safety the policy may test (Observe never writes).
+    if (options.toolSafety) context.tool_safety = options.toolSafety;
     try {
       const d = await deps.pdp.decide(
         {

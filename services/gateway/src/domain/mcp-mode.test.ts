@@ -14,10 +14,24 @@ describe("the MCP session mode", () => {
   });
 
   it("lists a fixed catalogue per mode: Observe has no control of a run, Execute and Admin answer and approve", () => {
-    expect(MCP_CATALOGUE.observe).toEqual(["run_question", "get_run", "search_capabilities"]);
-    expect(MCP_CATALOGUE.execute).toEqual(expect.arrayContaining(["answer_question", "approve_call"]));
-    expect(MCP_CATALOGUE.admin).toEqual(MCP_CATALOGUE.execute);
+    expect(MCP_CATALOGUE.observe).not.toEqual(expect.arrayContaining(["answer_question"]));
+    expect(MCP_CATALOGUE.observe).not.toContain("approve_call");
+    expect(MCP_CATALOGUE.observe).toEqual(expect.arrayContaining(["run_question", "get_run", "search_capabilities", "invoke_capability", "select_workspace"]));
+    expect(MCP_CATALOGUE.execute).toEqual(expect.arrayContaining([...MCP_CATALOGUE.observe, "answer_question", "approve_call"]));
     expect(mayWrite("observe")).toBe(false);
     expect(mayWrite("execute")).toBe(true);
+  });
+
+  it("gives Admin the Execute catalogue and the administrators' capabilities, nobody else", () => {
+    expect(MCP_CATALOGUE.admin).toEqual([...MCP_CATALOGUE.execute, "list_tenant_runs"]);
+    expect(MCP_CATALOGUE.execute).not.toContain("list_tenant_runs");
+  });
+
+  it("is the core tools plus search and invoke: compact, the long tail reached through search_capabilities", () => {
+    for (const mode of ["observe", "execute", "admin"] as const) {
+      expect(MCP_CATALOGUE[mode]).toEqual(expect.arrayContaining(["knowledge_search", "explore_dataset", "search_capabilities", "invoke_capability"]));
+      expect(MCP_CATALOGUE[mode].length).toBeLessThanOrEqual(12);
+      expect(new Set(MCP_CATALOGUE[mode]).size).toBe(MCP_CATALOGUE[mode].length);
+    }
   });
 });

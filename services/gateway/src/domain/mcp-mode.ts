@@ -9,17 +9,31 @@ export type McpMode = (typeof MCP_MODES)[number];
 export const MCP_MODE_HEADER = "steward-mcp-mode";
 
 /** The tools one session may list and call. */
-export type McpToolName = "run_question" | "get_run" | "answer_question" | "approve_call" | "search_capabilities";
+export type McpToolName =
+  | "run_question"
+  | "get_run"
+  | "answer_question"
+  | "approve_call"
+  | "knowledge_search"
+  | "explore_dataset"
+  | "select_workspace"
+  | "search_capabilities"
+  | "invoke_capability"
+  | "list_tenant_runs";
+
+const READING: readonly McpToolName[] = ["run_question", "get_run", "knowledge_search", "explore_dataset", "select_workspace", "search_capabilities", "invoke_capability"];
+const WRITING: readonly McpToolName[] = ["run_question", "get_run", "answer_question", "approve_call", "knowledge_search", "explore_dataset", "select_workspace", "search_capabilities", "invoke_capability"];
 
 /**
  * The fixed catalogue of each mode, in the order tools/list answers. Observe reads and asks read-only
- * questions (its runs are `ask` runs: no write tool runs); Execute may answer a run's question and approve or
- * reject its write; Admin holds the Execute catalogue (its admin capabilities come with invoke_capability).
+ * questions (its runs are `ask` runs and its invocations read-only capabilities); Execute may also answer a run's
+ * question, approve or reject its write and invoke write capabilities (each waiting for a person's approval);
+ * Admin holds the Execute catalogue and the tenant-wide capabilities of administrators.
  */
 export const MCP_CATALOGUE: Readonly<Record<McpMode, readonly McpToolName[]>> = {
-  observe: ["run_question", "get_run", "search_capabilities"],
-  execute: ["run_question", "get_run", "answer_question", "approve_call", "search_capabilities"],
-  admin: ["run_question", "get_run", "answer_question", "approve_call", "search_capabilities"],
+  observe: READING,
+  execute: WRITING,
+  admin: [...WRITING, "list_tenant_runs"],
 };
 
 /**

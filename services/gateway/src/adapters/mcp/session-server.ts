@@ -4,12 +4,30 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { StoredRunEvent } from "@steward/contract";
 import type { Principal } from "../http/auth";
-import type { DecideForSession, McpSessionRef } from "../../app/decide-for-session";
-import { MCP_CATALOGUE } from "../../domain/mcp-mode";
-import { failureOf, toolsOf, type McpTool, type McpToolDeps } from "./tools";
+import type { McpSessionRef } from "../../app/decide-for-session";
+import { MCP_CATALOGUE, type McpMode, type McpToolName } from "../../domain/mcp-mode";
+import { adminTools } from "./admin-tools";
+import { capabilityTools } from "./capability-tools";
+import { runTools } from "./run-tools";
+import { createSessionState } from "./session-state";
+import { FailedAnswer, failureOf, type Elicit, type McpTool, type McpToolDeps } from "./tool";
+import { selectWorkspace } from "./workspace-tool";
 
-export interface SessionServerDeps extends McpToolDeps {
-  readonly decide: DecideForSession;
+export type SessionServerDeps = McpToolDeps;
+
+/** The tools of a mode, in catalogue order: the same for every call of a session. */
+export function toolsOf(mode: McpMode): McpTool[] {
+  const all: Partial<Record<McpToolName, McpTool>> = {
+    ...runTools(mode),
+    ...capabilityTools(),
+    select_workspace: selectWorkspace as unknown as McpTool,
+    ...adminTools(),
+  };
+  return MCP_CATALOGUE[mode].map((name) => {
+    const tool = all[name];
+    if (!tool) throw new Error(`no tool ${name}`);
+    return tool;
+  });
 }
 
 const checks = new WeakMap<TObject, TypeCheck<TObject>>();
@@ -42,7 +60,8 @@ function progressMessage(event: StoredRunEvent): string {
  */
 export function createSessionServer(principal: Principal, session: McpSessionRef, deps: SessionServerDeps): Server {
   const server = new Server({ name: "steward", version: "0.1.0" }, { capabilities: { tools: { listChanged: false } } });
-  const tools = toolsOf(session.mode, MCP_CATALOGUE[session.mode]);
+  const tools = toolsOf(session.mode);
+  const state = createSessionState();
   const byName = new Map<string, McpTool>(tools.map((t) => [t.name, t]));
   const listed = tools.map((t) => ({
     name: t.name,
@@ -72,8 +91,12 @@ export function createSessionServer(principal: Principal, session: McpSessionRef
         .sendNotification({ method: "notifications/progress", params: { progressToken, progress: event.metadata.seq, message: progressMessage(event) } })
         .catch(() => undefined);
     };
+    // Elicitation where the client declared it (form mode): a write's approval asked of the person in the client.
+    const canElicit = server.getClientCapabilities()?.elicitation !== undefined;
+    const elicit: Elicit | undefined = canElicit ? (params) => server.elicitInput(params, { relatedRequestId: extra.requestId }) : undefined;
     try {
-      return textResult(await tool.run({ args, principal, session, signal: extra.signal, progress }, deps));
+      const answer = await tool.run({ args, principal, session, state, signal: extra.signal, progress, ...(elicit ? { elicit } : {}) }, deps);
+      return answer instanceof FailedAnswer ? textResult(answer.value, true) : textResult(answer);
     } catch (err) {
       const { code, message } = failureOf(err, deps.logger, session);
       return failure(code, message);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createLogger, NotFoundError, UnauthenticatedError } from "@steward/platform";
 import type { RunSnapshot, StoredRunEvent } from "@steward/contract";
 import { buildApp, type AppDeps } from "../app";
@@ -25,11 +25,42 @@ const SNAPSHOT = {
   error: null,
   usage: { input_tokens: 1, output_tokens: 2, model_calls: 1, tool_calls: 0 },
 } as unknown as RunSnapshot;
+/** A run that invokes save_note: waits for its confirmation until confirmed, then succeeds with the invocation's result. */
+const WRITE_RUN = "5d1c7a2e-3b4f-4c6d-8e9f-0a1b2c3d4e5f";
+const FINGERPRINT = "f".repeat(64);
+const writeRun = { confirmed: false };
+const writeSnapshot = (): RunSnapshot =>
+  ({
+    ...SNAPSHOT,
+    id: WRITE_RUN,
+    mode: "agent",
+    state: writeRun.confirmed ? "succeeded" : "awaiting_confirmation",
+    output: writeRun.confirmed ? { text: '{"capability_id":"tool:save_note","result":{"saved":true},"result_code":"ok"}', evidence: [] } : null,
+  }) as unknown as RunSnapshot;
+const writeEvents = (): StoredRunEvent[] =>
+  [
+    { type: "run.queued", data: {}, metadata: { seq: 1 } },
+    { type: "confirmation_required", data: { tool_name: "save_note", arguments: '{"title":"t"}', fingerprint: FINGERPRINT }, metadata: { seq: 2 } },
+    ...(writeRun.confirmed
+      ? [
+          { type: "confirmation.decided", data: {}, metadata: { seq: 3 } },
+          { type: "run.succeeded", data: {}, metadata: { seq: 4 } },
+        ]
+      : []),
+  ] as unknown as StoredRunEvent[];
+
 const EVENTS = [
   { type: "run.queued", data: {}, metadata: { seq: 1 } },
   { type: "tool_call", data: { tool_name: "knowledge_search" }, metadata: { seq: 2 } },
   { type: "run.succeeded", data: {}, metadata: { seq: 3 } },
 ] as unknown as StoredRunEvent[];
+
+interface Created {
+  mode?: string;
+  mcpSessionId?: string;
+  mcpMode?: string;
+  invocation?: { capability_id: string; calls: Array<{ call_id: string; tool_name: string; arguments: string }> };
+}
 
 interface Decided {
   user: string;
@@ -40,15 +71,15 @@ interface Decided {
 }
 
 /** The gateway with fakes behind /mcp; tokens name users of tenants: "acme.alice", "acme.admin" (admin), "globex.eve". */
-function appWithFakes(decided: Decided[], created: Array<{ mode?: string; mcpSessionId?: string }>, controlled: unknown[][]): FastifyInstance {
+function appWithFakes(decided: Decided[], created: Created[], controlled: unknown[][]): FastifyInstance {
   const runs: RunReads = {
     list: async () => ({ items: [], total: 0 }),
     get: async (caller, id) => {
-      if (caller.tenantId !== "acme" || id !== RUN_ID) throw new NotFoundError();
-      return SNAPSHOT;
+      if (caller.tenantId !== "acme" || (id !== RUN_ID && id !== WRITE_RUN)) throw new NotFoundError();
+      return id === WRITE_RUN ? writeSnapshot() : SNAPSHOT;
     },
     finished: async () => true,
-    events: async (_id, page) => EVENTS.filter((e) => e.metadata.seq > page.after).slice(0, page.limit),
+    events: async (id, page) => (id === WRITE_RUN ? writeEvents() : EVENTS).filter((e) => e.metadata.seq > page.after).slice(0, page.limit),
   };
   const feed: RunWakeups = { watch: () => ({ ready: Promise.resolve(), close: () => undefined }) };
   const decide: DecideForSession = async (principal, point, resource, session) => {
@@ -72,18 +103,24 @@ function appWithFakes(decided: Decided[], created: Array<{ mode?: string; mcpSes
     feed,
     mcp: {
       decide,
-      createRun: async (cmd: { body: { mode?: string }; mcpSessionId?: string }) => {
-        created.push({ mode: cmd.body.mode, mcpSessionId: cmd.mcpSessionId });
-        return SNAPSHOT;
+      createRun: async (cmd: { body: { mode?: string }; mcpSessionId?: string; mcpMode?: string; invocation?: Created["invocation"] }) => {
+        created.push({ mode: cmd.body.mode, mcpSessionId: cmd.mcpSessionId, ...(cmd.invocation ? { invocation: cmd.invocation, mcpMode: cmd.mcpMode } : {}) });
+        return cmd.invocation?.capability_id === "tool:save_note" ? writeSnapshot() : SNAPSHOT;
       },
       controls: {
         answer: async (_p: unknown, runId: string, answer: string) => (controlled.push(["answer", runId, answer]), SNAPSHOT),
-        confirm: async (_p: unknown, runId: string, decision: string, _t: string, fingerprint?: string) => (controlled.push(["confirm", runId, decision, fingerprint]), SNAPSHOT),
-        cancel: async () => SNAPSHOT,
+        confirm: async (_p: unknown, runId: string, decision: string, _t: string, fingerprint?: string) => {
+          controlled.push(["confirm", runId, decision, fingerprint]);
+          if (runId === WRITE_RUN) writeRun.confirmed = true;
+          return SNAPSHOT;
+        },
+        cancel: async (_p: unknown, runId: string) => (controlled.push(["cancel", runId]), SNAPSHOT),
       },
+      grantedDatasets: async (tenantId: string) => (tenantId === "acme" ? ["sales", "hr"] : []),
       follow: createRunFollower({ reads: runs, feed }),
       capabilities: async () => [
         capabilityOf({ name: "save_note", description: "Saves a note.", inputSchemaJson: "{}", safety: "write", policyPoint: "knowledge.document.write", requireConfirmation: true }),
+        capabilityOf({ name: "run_query", description: "Runs a query.", inputSchemaJson: "{}", safety: "read", policyPoint: "dataset.read", requireConfirmation: false }),
       ],
       limits: { perUser: 2 },
     },
@@ -93,7 +130,7 @@ function appWithFakes(decided: Decided[], created: Array<{ mode?: string; mcpSes
 
 describe("the /mcp endpoint", () => {
   const decided: Decided[] = [];
-  const created: Array<{ mode?: string; mcpSessionId?: string }> = [];
+  const created: Created[] = [];
   const controlled: unknown[][] = [];
   const app = appWithFakes(decided, created, controlled);
   let base = "";
@@ -205,5 +242,78 @@ describe("the /mcp endpoint", () => {
       ["agent.run.control", RUN_ID],
       ["agent.mcp.session", "execute"],
     ]);
+  });
+
+  it("invokes no write in Observe and no dataset capability before a workspace is selected; creates nothing for either", async () => {
+    const { client, sessionId } = await connect("acme.alice", "observe");
+    const before = created.length;
+    const write = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" } } })) as CallToolResult;
+    expect(write).toMatchObject({ isError: true, structuredContent: { code: "OBSERVE_MODE_DENIED" } });
+    const explore = (await client.callTool({ name: "explore_dataset", arguments: { action: "run_query", sql: "select 1" } })) as CallToolResult;
+    expect(explore).toMatchObject({ isError: true, structuredContent: { code: "WORKSPACE_SELECTION_REQUIRED" } });
+    const unknown = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:drop_tables", arguments: {} } })) as CallToolResult;
+    expect(unknown).toMatchObject({ isError: true, structuredContent: { code: "10050" } });
+    expect(created.length).toBe(before);
+    // Each call was decided, naming the session; the write was decided on its own point with its safety.
+    expect(decided.filter((d) => d.session === sessionId).map((d) => d.point)).toEqual([
+      "agent.mcp.session",
+      "agent.run.create",
+      "knowledge.document.write",
+      "agent.run.create",
+      "agent.run.create",
+    ]);
+    const notGranted = (await client.callTool({ name: "select_workspace", arguments: { dataset: "payroll" } })) as CallToolResult;
+    expect(notGranted).toMatchObject({ isError: true, structuredContent: { code: "DATASET_NOT_ALLOWED" } });
+  });
+
+  it("runs a dataset capability after the workspace's focus, and switching workspace in Execute cancels the old workspace's runs", async () => {
+    const { client } = await connect("acme.alice", "execute");
+    expect((await client.callTool({ name: "select_workspace", arguments: { dataset: "sales" } })).structuredContent).toEqual({ workspace: "sales", previous: null, revoked_runs: [] });
+    await client.callTool({ name: "explore_dataset", arguments: { action: "run_query", sql: "select 1", wait_seconds: 0 } });
+    expect(created.at(-1)?.invocation).toEqual({
+      capability_id: "tool:run_query",
+      calls: [
+        { call_id: "invoke-1", tool_name: "focus_dataset", arguments: '{"dataset":"sales"}' },
+        { call_id: "invoke-2", tool_name: "run_query", arguments: '{"sql":"select 1"}' },
+      ],
+    });
+    expect(created.at(-1)?.mcpMode).toBe("execute");
+    controlled.length = 0;
+    const switched = (await client.callTool({ name: "select_workspace", arguments: { dataset: "hr" } })).structuredContent;
+    expect(switched).toEqual({ workspace: "hr", previous: "sales", revoked_runs: [RUN_ID] });
+    expect(controlled).toEqual([["cancel", RUN_ID]]);
+  });
+
+  it("asks the person for a write's approval through the client's elicitation, bound to the call's fingerprint", async () => {
+    writeRun.confirmed = false;
+    controlled.length = 0;
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: "Bearer acme.dora", "steward-mcp-mode": "execute" } } });
+    const client = new Client({ name: "test", version: "1" }, { capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: { decision: "approve" } };
+    });
+    await client.connect(transport);
+    clients.push(client);
+    const result = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 5 } })) as CallToolResult;
+    expect(asked).toEqual([expect.stringContaining('save_note with {"title":"t"}')]);
+    expect(controlled).toEqual([["confirm", WRITE_RUN, "approve", FINGERPRINT]]);
+    expect(result.isError).toBeUndefined();
+    expect(result.structuredContent).toMatchObject({ run_id: WRITE_RUN, state: "succeeded", result_code: "ok", result: { saved: true } });
+  });
+
+  it("answers a write waiting for approval with what it waits for when the client cannot elicit", async () => {
+    writeRun.confirmed = false;
+    controlled.length = 0;
+    const { client } = await connect("acme.erin", "execute");
+    const result = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 0 } })) as CallToolResult;
+    expect(result.structuredContent).toMatchObject({
+      run_id: WRITE_RUN,
+      state: "awaiting_confirmation",
+      result_code: null,
+      waiting_for: { kind: "confirmation", tool_name: "save_note", fingerprint: FINGERPRINT },
+    });
+    expect(controlled).toEqual([]);
   });
 });

@@ -1,0 +1,49 @@
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { RunOutcome } from "../../app/run-outcome";
+import { mayWrite } from "../../domain/mcp-mode";
+import { newTraceparent } from "../http/trace-context";
+import { McpToolFailure, type McpCall, type McpToolDeps } from "./tool";
+
+/** The most confirmations one call asks through the client (a run may write more than once). */
+const MAX_ASKED = 5;
+
+const APPROVAL_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {
+  type: "object",
+  properties: {
+    decision: { type: "string", title: "Decision", enum: ["approve", "reject"], description: "approve runs this exact call once; reject refuses it" },
+  },
+  required: ["decision"],
+};
+
+/**
+ * A write waiting for a person's approval, asked through the MCP client when it supports elicitation (docs/mcp.md):
+ * the person sees the tool and its exact arguments; an answer is decided by the PDP (agent.run.control, naming the
+ * session) and confirmed bound to the call's fingerprint, exactly as approve_call does. A client that cannot elicit,
+ * a person who declines or cancels, or an Observe session: the waiting outcome is answered as it stands (approval
+ * from the REST API, the CLI, the console or approve_call).
+ */
+export async function approveByElicitation(call: McpCall<unknown>, deps: McpToolDeps, outcome: RunOutcome, until: number): Promise<RunOutcome> {
+  let current = outcome;
+  for (let asked = 0; asked < MAX_ASKED; asked++) {
+    const waiting = current.waiting_for;
+    if (!call.elicit || !mayWrite(call.session.mode) || waiting?.kind !== "confirmation" || !waiting.fingerprint || call.signal.aborted) return current;
+    let reply: ElicitResult;
+    try {
+      reply = await call.elicit({
+        mode: "form",
+        message: `Steward run ${current.run_id} asks to call ${waiting.tool_name} with ${waiting.arguments}. Approve this call?`,
+        requestedSchema: APPROVAL_SCHEMA,
+      });
+    } catch (err) {
+      deps.logger.debug({ err, mcp_session: call.session.id }, "the client did not answer the elicitation; the run waits for an approval");
+      return current;
+    }
+    const decision = reply.action === "accept" ? reply.content?.decision : undefined;
+    if (decision !== "approve" && decision !== "reject") return current;
+    const verdict = await deps.decide(call.principal, "agent.run.control", { type: "run", id: current.run_id }, call.session, { runId: current.run_id });
+    if (!verdict.permit) throw new McpToolFailure(verdict.code, "the policy decision point denied agent.run.control");
+    await deps.controls.confirm(call.principal, current.run_id, decision, newTraceparent(), waiting.fingerprint);
+    current = await deps.follow(call.principal, current.run_id, { waitMs: Math.max(0, until - Date.now()), signal: call.signal, onEvent: call.progress });
+  }
+  return current;
+}

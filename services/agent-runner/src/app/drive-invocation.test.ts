@@ -4,7 +4,8 @@ import { createLogger, createPool, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
 import type { InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
-import { createRunRequestedHandler, type Delivery } from "./handle-run-requested";
+import { createRunRequestedHandler } from "./handle-run-requested";
+import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
 import { freshDatabase } from "../../../../test/support/databases";
 
@@ -24,21 +25,7 @@ const spec = (name: string, over: Partial<ToolSpec> = {}): ToolSpec => ({
   ...over,
 });
 
-/** A delivery that records how the handler answered the bus. */
-function delivery(runId: string) {
-  const answers: string[] = [];
-  const d: Delivery = {
-    data: new TextEncoder().encode(JSON.stringify({ run_id: runId, tenant_id: "acme", created_by: "u1" })),
-    deliveryCount: 1,
-    maxDeliver: 5,
-    ack: () => answers.push("ack"),
-    nak: (ms) => answers.push(`nak ${ms}`),
-    term: (reason) => answers.push(`term ${reason}`),
-    working: () => undefined,
-    deadLetter: async (reason) => void answers.push(`dead-letter ${reason}`),
-  };
-  return { d, answers };
-}
+const delivery = (runId: string) => recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
 
 // The live loop on an invocation run: the real store and handler, a tool-exec that records what it was sent, and
 // a model that must never be asked.

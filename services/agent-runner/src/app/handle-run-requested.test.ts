@@ -4,27 +4,14 @@ import { createLogger, createPool, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
 import type { ToolExecApi } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
-import { createRunRequestedHandler, type Delivery } from "./handle-run-requested";
+import { createRunRequestedHandler } from "./handle-run-requested";
+import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
 import { freshDatabase } from "../../../../test/support/databases";
 
 const NAMESPACE = "hrr";
 
-/** A delivery that records how the handler answered the bus. */
-function delivery(cmd: { run_id: string; tenant_id: string; created_by: string }, deliveryCount = 1, maxDeliver = 5) {
-  const answers: string[] = [];
-  const d: Delivery = {
-    data: new TextEncoder().encode(JSON.stringify(cmd)),
-    deliveryCount,
-    maxDeliver,
-    ack: () => answers.push("ack"),
-    nak: (ms) => answers.push(`nak ${ms}`),
-    term: (reason) => answers.push(`term ${reason}`),
-    working: () => undefined,
-    deadLetter: async (reason) => void answers.push(`dead-letter ${reason}`),
-  };
-  return { d, answers };
-}
+const delivery = recordingDelivery;
 
 function queued(): RunEvent {
   const createdAt = nowMicros();

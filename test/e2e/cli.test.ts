@@ -292,6 +292,10 @@ describe("the steward CLI against a running platform", () => {
       expect(tools).toEqual(expect.arrayContaining(["run_question", "approve_call", "search_capabilities"]));
       const answered = await client.callTool({ name: "run_question", arguments: { input: "refund over mcp?" } });
       expect(JSON.stringify(answered.content)).toContain("You have 30 days to ask for a refund.");
+      // A capability invoked over stdio runs as over HTTP: a run without a model, its result answered.
+      const invoked = await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:knowledge_search", arguments: { query: "refund" } } });
+      expect(invoked.isError).toBeUndefined();
+      expect(invoked.structuredContent).toMatchObject({ state: "succeeded", capability_id: "tool:knowledge_search", result_code: "ok" });
     } finally {
       await client.close();
     }

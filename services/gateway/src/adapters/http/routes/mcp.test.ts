@@ -117,6 +117,13 @@ function appWithFakes(decided: Decided[], created: Created[], controlled: unknow
         cancel: async (_p: unknown, runId: string) => (controlled.push(["cancel", runId]), SNAPSHOT),
       },
       grantedDatasets: async (tenantId: string) => (tenantId === "acme" ? ["sales", "hr"] : []),
+      // The audit's record of sessions: it cannot be written for the user "unrecorded".
+      journal: {
+        opened: async (session: { userId: string }) => {
+          if (session.userId === "unrecorded") throw new Error("the store is away");
+        },
+        closed: async () => undefined,
+      },
       follow: createRunFollower({ reads: runs, feed }),
       capabilities: async () => [
         capabilityOf({ name: "save_note", description: "Saves a note.", inputSchemaJson: "{}", safety: "write", policyPoint: "knowledge.document.write", requireConfirmation: true }),
@@ -315,5 +322,15 @@ describe("the /mcp endpoint", () => {
       waiting_for: { kind: "confirmation", tool_name: "save_note", fingerprint: FINGERPRINT },
     });
     expect(controlled).toEqual([]);
+  });
+
+  it("opens no session the audit cannot record: the initialize answers 503 and nothing is held", async () => {
+    await expect(connect("acme.unrecorded", "observe")).rejects.toMatchObject({ code: 503 });
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+    const refused = await post("acme.unrecorded", init);
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body)).toMatchObject({ status: 503, code: 10503 });
+    // The PDP permitted the mode; the session never existed all the same.
+    expect(decided.filter((d) => d.user === "unrecorded").map((d) => d.point)).toEqual(["agent.mcp.session", "agent.mcp.session"]);
   });
 });

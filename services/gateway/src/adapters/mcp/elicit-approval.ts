@@ -4,6 +4,12 @@ import { mayWrite } from "../../domain/mcp-mode";
 import { newTraceparent } from "../http/trace-context";
 import { McpToolFailure, type McpCall, type McpToolDeps } from "./tool";
 
+/**
+ * The longest arguments a client's prompt shows. A person approves only what they were shown whole: a call with
+ * longer arguments is not asked through the client (the console and the CLI show it whole).
+ */
+const SHOWN_ARGUMENTS = 4000;
+
 /** The most confirmations one call asks through the client (a run may write more than once). */
 const MAX_ASKED = 5;
 
@@ -27,6 +33,7 @@ export async function approveByElicitation(call: McpCall<unknown>, deps: McpTool
   for (let asked = 0; asked < MAX_ASKED; asked++) {
     const waiting = current.waiting_for;
     if (!call.elicit || !mayWrite(call.session.mode) || waiting?.kind !== "confirmation" || !waiting.fingerprint || call.signal.aborted) return current;
+    if (waiting.arguments.length > SHOWN_ARGUMENTS) return current;
     let reply: ElicitResult;
     try {
       reply = await call.elicit({

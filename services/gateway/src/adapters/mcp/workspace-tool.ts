@@ -36,7 +36,8 @@ export const selectWorkspace: McpTool<typeof SelectWorkspace> = {
     "Selects the dataset this session works on; explore_dataset and every dataset capability act on it. In Execute and Admin sessions, switching " +
     "cancels this session's runs on the previous workspace that have not ended. Returns workspace, previous and revoked_runs.",
   input: SelectWorkspace,
-  readOnly: true,
+  // Switching cancels runs in Execute and Admin: not a read.
+  readOnly: false,
   decision: (args) => ({ point: "dataset.read", resource: { type: "resource", id: args.dataset } }),
   async run(call, deps) {
     const { dataset } = call.args;

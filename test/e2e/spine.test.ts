@@ -150,7 +150,16 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
     expect(published[0]).toMatchObject({ type: "run.queued", held: false });
     const runners = published.slice(1);
     expect(runners.length).toBeGreaterThan(3);
-    expect(runners.every((r) => r.held && r.early && r.attempts === 0)).toBe(true);
+    // None needed a second attempt.
+    expect(runners.every((r) => r.attempts === 0)).toBe(true);
+    // The runner may start before the relay that sent it the command has marked the gateway's rows published (it
+    // marks them after publishing, in the same transaction): its appends then go by the relays, behind those rows,
+    // until the relays have caught up (docs/architecture.md). Once it publishes itself it goes on doing so: the rows
+    // it published (held for it, out within their grace) are the run's tail. (The direct path itself:
+    // packages/store/src/outbox/direct-publisher.test.ts.)
+    const direct = runners.map((r) => r.held && r.early === true);
+    const firstDirect = direct.includes(true) ? direct.indexOf(true) : direct.length;
+    expect(direct.slice(firstDirect).every(Boolean)).toBe(true);
   });
 
   it("lists only the caller's own runs, newest first", async () => {

@@ -16,9 +16,14 @@ import { ConcurrencyError, ConflictError, NotFoundError, type Pool } from "@stew
 import { appendRunEvents, findOwnRun, readStream, type OutboxMessage } from "@steward/store";
 import type { Principal } from "../adapters/http/auth";
 
+/** How often a cancel is tried against a run its runner keeps appending to. */
+const CANCEL_ATTEMPTS = 3;
+
 /**
  * The creator's controls over a run: answer a question, decide a confirmation, cancel. Each is an append
- * with the run's expected version, so a control that races the runner is refused (409) rather than lost.
+ * with the run's expected version, so an answer or a confirmation that races the runner is refused (409) rather
+ * than lost or applied to what the person did not see. A cancel means the same whatever the runner just did: it
+ * reads the run again and retries (a few times) instead, refused only once the run has ended.
  */
 export function createRunControls(deps: { pool: Pool; namespace: string }) {
   const names = busNames(deps.namespace);
@@ -87,15 +92,22 @@ export function createRunControls(deps: { pool: Pool; namespace: string }) {
       return append(principal, runId, state, [event], true, traceparent);
     },
     async cancel(principal: Principal, runId: string, traceparent: string): Promise<RunSnapshot> {
-      const state = await load(principal, runId);
-      if (isTerminal(state)) throw new ConflictError(`the run has already ${state.status}`);
-      const now = nowMicros();
-      const events: RunEvent[] = [{ type: "run.cancel_requested", data: { requested_at: now } }];
-      // A running run is stopped by its runner within one step; nobody holds a queued or waiting run.
-      if (state.status !== "running") {
-        events.push({ type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: now } });
+      for (let attempt = 1; ; attempt++) {
+        const state = await load(principal, runId);
+        if (isTerminal(state)) throw new ConflictError(`the run has already ${state.status}`);
+        const now = nowMicros();
+        const events: RunEvent[] = [{ type: "run.cancel_requested", data: { requested_at: now } }];
+        // A running run is stopped by its runner within one step; nobody holds a queued or waiting run.
+        if (state.status !== "running") {
+          events.push({ type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: now } });
+        }
+        try {
+          return await append(principal, runId, state, events, false, traceparent);
+        } catch (err) {
+          const raced = err instanceof ConflictError && err.cause instanceof ConcurrencyError;
+          if (!raced || attempt >= CANCEL_ATTEMPTS) throw err;
+        }
       }
-      return append(principal, runId, state, events, false, traceparent);
     },
   };
 }

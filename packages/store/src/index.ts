@@ -6,7 +6,7 @@ export { enqueueOutbox, type OutboxMessage } from "./outbox/enqueue";
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox/relay";
 export { createDirectPublisher, type DirectPublisher, type DirectPublisherOptions } from "./outbox/direct-publisher";
 export type { OutboxRow } from "./outbox/outbox-row";
-export { appendRunEvents, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
+export { PUBLISHED_THROUGH_HEADER, appendRunEvents, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
 export { failUnfoldableRun } from "./runs/fail-unfoldable-run";
 export { projectRun } from "./runs/project-run";
 export { rebuildRunsProjection } from "./runs/rebuild-projection";

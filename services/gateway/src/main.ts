@@ -23,7 +23,7 @@ import {
   type NatsConnection,
 } from "@steward/platform";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
-import { createOutboxRelay, datasetsFor, listMcpSessions, readBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
+import { createDirectPublisher, createOutboxRelay, datasetsFor, type DirectPublisher, listMcpSessions, readBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
@@ -94,7 +94,14 @@ async function main(): Promise<void> {
     perAddress: config.GATEWAY_RATE_LIMIT_PER_ADDRESS,
   });
   const controls = createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE });
-  const createRun = createRunHandler({ pool, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS });
+  // Set once NATS is connected; until then the relays publish what the gateway writes.
+  let publisher: DirectPublisher | undefined;
+  const createRun = createRunHandler({
+    pool,
+    namespace: config.STEWARD_NATS_NAMESPACE,
+    deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS,
+    publisher: () => publisher,
+  });
   const app = buildApp({
     logger,
     // Decided once, at boot: on only in development (or a suite that asks for it), never with a JWKS issuer.
@@ -171,14 +178,21 @@ async function main(): Promise<void> {
   nc = conn;
   const link = watchNatsLink(conn, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));
-  nats.done();
   const provision = () => provisionTopology(conn, names, { replicas: config.STEWARD_NATS_REPLICAS });
   await retryUntilUp(provision, { what: "JetStream", logger, signal: stopping.signal });
+  // Ready once the streams exist: from then on a new run's copy and command are published by the gateway itself.
+  const direct = createDirectPublisher({ pool, nc: conn, logger });
+  publisher = direct;
+  nats.done();
   link.onReconnect(() => void provision().catch((err) => logger.warn({ error_class: (err as Error)?.name }, "re-provisioning failed")));
   feed.attach(conn);
   const relay = createOutboxRelay({ pool, nc: conn, connectionString: config.DATABASE_URL, logger });
   await relay.start();
-  stopRelay = () => relay.stop();
+  stopRelay = async () => {
+    publisher = undefined;
+    await direct.stop();
+    await relay.stop();
+  };
   stopPings = answerStatusPings(conn, names.statusPing, { service: "gateway", instance, readiness });
   logger.info("ready");
 }

@@ -3,7 +3,7 @@ import pg from "pg";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { busNames, initialRunState, type RunEvent } from "@steward/contract";
 import { connectNats, createLogger, createPool, provisionTopology, type NatsConnection, type Pool } from "@steward/platform";
-import { appendRunEvents } from "../runs/append-run-events";
+import { PUBLISHED_THROUGH_HEADER, appendRunEvents } from "../runs/append-run-events";
 import { createDirectPublisher } from "./direct-publisher";
 import { createOutboxRelay } from "./relay";
 import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
@@ -237,5 +237,60 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     } finally {
       await listener.end();
     }
+  });
+
+  describe("a writer that publishes the run's command too (the gateway creating a run)", () => {
+    const held = (runId: string) => appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, publishDirect: true, directCommands: true });
+
+    it("given directCommands, then the command comes back after the copy, held, naming its own id as published-through; on the bus in that order", async () => {
+      const runId = randomUUID();
+      const appended = await held(runId);
+      expect(appended.direct.map((r) => r.subject)).toEqual([names.runEvent(runId, "run.queued"), names.runRequested]);
+      const [copy, cmd] = appended.direct;
+      expect(BigInt(cmd.id)).toBeGreaterThan(BigInt(copy.id));
+      expect(cmd.headers).toMatchObject({ "Steward-Run-Id": runId, [PUBLISHED_THROUGH_HEADER]: String(cmd.id) });
+      expect(copy.headers[PUBLISHED_THROUGH_HEADER]).toBeUndefined();
+      // Stored without the hint: a relay publishing the row after its grace sends no claim it cannot vouch for.
+      const stored = await pool.query("SELECT headers FROM outbox WHERE id = $1", [cmd.id]);
+      expect(stored.rows[0].headers[PUBLISHED_THROUGH_HEADER]).toBeUndefined();
+      expect((await outboxOf(runId)).map((r) => r.held)).toEqual([true, true]);
+
+      const publisher = createDirectPublisher({ pool, nc, logger });
+      publisher.publish(runId, appended.direct, { last: true });
+      await publisher.stop();
+      expect((await outboxOf(runId)).map((r) => r.published)).toEqual([true, true]);
+      const onBus = await jsm.streams.getMessage(names.commandStream, { last_by_subj: names.runRequested });
+      expect(onBus?.header.get(PUBLISHED_THROUGH_HEADER)).toBe(String(cmd.id));
+      expect(await seqsOnBus(runId)).toEqual([1]);
+    });
+
+    it("given the receiver's published-through, then rows up to it do not hold its own publishing; a row after it still does", async () => {
+      const runId = randomUUID();
+      const created = await held(runId);
+      // Not yet marked published (the creator marks them later): without the hint the receiver goes by the relays.
+      const without = await appendRunEvents(pool, { runId, tenantId: "t", state: created.state, events: [started(2)], namespace, publishDirect: true });
+      expect(without.direct).toEqual([]);
+
+      const other = randomUUID();
+      const createdOther = await held(other);
+      const hinted = await appendRunEvents(pool, { runId: other, tenantId: "t", state: createdOther.state, events: [started(2)], namespace, publishDirect: true, publishedThrough: String(createdOther.direct[1].id) });
+      expect(hinted.direct.map((r) => r.subject)).toEqual([names.runEvent(other, "run.started")]);
+      // A held row after the hint (here the writer's started, not passed as its own) still holds it.
+      const below = await appendRunEvents(pool, { runId: other, tenantId: "t", state: hinted.state, events: [started(3)], namespace, publishDirect: true, publishedThrough: String(createdOther.direct[0].id) });
+      expect(below.direct).toEqual([]);
+    });
+
+    it("given directCommands without publishDirect, or an earlier row held for another writer, then the command goes by the relays", async () => {
+      const runId = randomUUID();
+      const plain = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, directCommands: true });
+      expect(plain.direct).toEqual([]);
+      expect((await outboxOf(runId)).map((r) => r.held)).toEqual([false, false]);
+
+      const blocked = randomUUID();
+      const first = await appendRunEvents(pool, { runId: blocked, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+      const next = await appendRunEvents(pool, { runId: blocked, tenantId: "t", state: first.state, events: [started(2)], commands: [command(blocked)], namespace, publishDirect: true, directCommands: true });
+      expect(next.direct).toEqual([]);
+      expect((await outboxOf(blocked)).map((r) => r.held)).toEqual([true, false, false]);
+    });
   });
 });

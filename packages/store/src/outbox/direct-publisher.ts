@@ -16,8 +16,9 @@ export interface DirectPublisher {
   /**
    * Publishes a run's rows its caller has just committed (`appendRunEvents` with `publishDirect`), after the
    * run's rows given before; never throws. A row that fails stops the run's direct publishing until `release`.
+   * With `last`, the writer writes no more of the run (the gateway creating it): it is released once these are out.
    */
-  publish(runId: string, rows: readonly OutboxRow[]): void;
+  publish(runId: string, rows: readonly OutboxRow[], options?: { readonly last?: boolean }): void;
   /** Whether a publish of the run failed: its later rows must go through the relays (held rows wait there). */
   failed(runId: string): boolean;
   /**
@@ -106,7 +107,7 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   }
 
   return {
-    publish(runId, rows) {
+    publish(runId, rows, options) {
       if (rows.length === 0) return;
       const own = mine.get(runId) ?? new Set<string>();
       mine.set(runId, own);
@@ -117,7 +118,9 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
       const tail = (chains.get(runId) ?? Promise.resolve()).then(() => publishInOrder(runId, rows));
       chains.set(runId, tail);
       void tail.then(() => {
-        if (chains.get(runId) === tail) chains.delete(runId);
+        if (chains.get(runId) !== tail) return;
+        chains.delete(runId);
+        if (options?.last) broken.delete(runId);
       });
     },
     failed: (runId) => broken.has(runId),

@@ -23,12 +23,23 @@ export interface AppendRunEventsInput {
   /**
    * The writer publishes the event copies itself right after the commit (`createDirectPublisher`): they are
    * kept from the relays for `DIRECT_GRACE_MS` and returned in `direct` — unless an earlier row of the run is
-   * still unpublished and not one of `ownRows`: then they go by the relays, after it. Commands always go by the
-   * relays.
+   * still unpublished and not one of `ownRows`: then they go by the relays, after it. Commands go by the relays
+   * unless `directCommands`.
    */
   readonly publishDirect?: boolean;
+  /**
+   * With `publishDirect`, the commands are the writer's to publish too, after the copies (the gateway's: a
+   * runner's NATS user may publish event copies only). A command published so carries the header
+   * `Steward-Published-Through` (PUBLISHED_THROUGH_HEADER): every row of its run up to its own is on the bus.
+   */
+  readonly directCommands?: boolean;
   /** The run's outbox rows this writer is publishing itself and has not yet marked (`DirectPublisher.pendingOf`). */
   readonly ownRows?: readonly string[];
+  /**
+   * Every outbox row of the run up to this id is known to be on the bus, marked or not: the command this writer
+   * was handed said so (`Steward-Published-Through`). Rows up to it do not hold the writer's own publishing.
+   */
+  readonly publishedThrough?: string | null;
 }
 
 export interface AppendRunEventsResult {
@@ -37,6 +48,13 @@ export interface AppendRunEventsResult {
   /** The outbox rows the writer publishes itself (`publishDirect`), in row order; empty otherwise. */
   readonly direct: readonly OutboxRow[];
 }
+
+/**
+ * The header of a command its writer published itself: the command's outbox id, below which (and including it)
+ * every row of the run was on the bus before the command was (the writer publishes a run's rows one after the
+ * other, each after the previous one's acknowledgement). Its receiver passes it on as `publishedThrough`.
+ */
+export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 
 /** How long a row its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
@@ -56,7 +74,8 @@ direct AS (
   SELECT $14::float8 AS grace_ms
    WHERE $14::float8 IS NOT NULL AND NOT EXISTS (
          SELECT FROM outbox h
-          WHERE h.run_id = $1 AND h.published_at IS NULL AND h.set_aside_at IS NULL AND h.id <> ALL($15::bigint[]))),
+          WHERE h.run_id = $1 AND h.published_at IS NULL AND h.set_aside_at IS NULL AND h.id <> ALL($15::bigint[])
+            AND h.id > coalesce($37::bigint, 0))),
 copies AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
   SELECT $1, $8 || ins.type, ins.event_id::text,
@@ -69,17 +88,23 @@ copies AS (
   RETURNING id, subject, msg_id, payload, headers, retry_at IS NOT NULL AS direct),
 commands AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
-  SELECT $1, c.subject, c.msg_id, c.payload, c.headers, NULL::timestamptz
+  SELECT $1, c.subject, c.msg_id, c.payload, c.headers,
+         CASE WHEN $36::bool THEN clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000) END
     FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS c(subject, msg_id, payload, headers, ord)
    -- After every copy (reading them all makes them go first): a run's command never reaches the bus before
    -- the events written with it, so whoever drives the run next publishes after them.
-   WHERE (SELECT count(*) FROM copies) > 0 ORDER BY c.ord),
+   WHERE (SELECT count(*) FROM copies) > 0 ORDER BY c.ord
+  -- Published by its writer, after the copies: the header tells the receiver that the run's rows up to it are out.
+  RETURNING id, subject, msg_id, payload, headers || jsonb_build_object('${PUBLISHED_THROUGH_HEADER}', id::text) AS headers,
+            retry_at IS NOT NULL AS direct),
 projection AS (
   INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(16)} WHERE EXISTS (SELECT 1 FROM ins)
   ${RUN_UPSERT})
 SELECT event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
 UNION ALL
 SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM copies WHERE direct
+UNION ALL
+SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM commands WHERE direct
 ORDER BY outbox_id NULLS FIRST, version`;
 
 /**
@@ -115,6 +140,8 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       input.publishDirect ? DIRECT_GRACE_MS : null,
       input.ownRows ?? [],
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
+      Boolean(input.publishDirect && input.directCommands),
+      input.publishedThrough ?? null,
     ]);
     rows = result.rows.filter((r) => r.outbox_id === null);
     direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));

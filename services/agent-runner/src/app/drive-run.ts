@@ -105,6 +105,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       traceparent: ctx.traceparent,
       publishDirect: direct,
       ownRows: direct ? deps.publisher!.pendingOf(ctx.runId) : [],
+      publishedThrough: ctx.publishedThrough,
     });
     if (direct) deps.publisher!.publish(ctx.runId, result.direct);
     deps.observer?.committed(more);

@@ -11,6 +11,8 @@ export interface Delivery {
   readonly deliveryCount: number;
   readonly maxDeliver: number;
   readonly traceparent?: string;
+  /** The command's `Steward-Published-Through`: the run's outbox rows up to this id were on the bus before it. */
+  readonly publishedThrough?: string;
   ack(): void;
   nak(delayMs: number): void;
   /** Permanent failure: never redelivered. */
@@ -156,6 +158,7 @@ export function createRunRequestedHandler(
         traceparent: delivery.traceparent,
         lastDelivery: delivery.deliveryCount >= delivery.maxDeliver,
         firstDelivery: delivery.deliveryCount === 1,
+        publishedThrough: delivery.publishedThrough,
         signal,
         stopping: stopping.signal,
         heartbeat: () => delivery.working(),

@@ -13,6 +13,11 @@ export interface RunContext {
    * with its events still held.
    */
   readonly firstDelivery?: boolean;
+  /**
+   * The run's outbox rows up to this id are on the bus, marked published or not (the command's writer published
+   * them before it): they do not keep the loop from publishing its own events directly.
+   */
+  readonly publishedThrough?: string;
   readonly signal: AbortSignal;
   /** Asks the loop to stop at its next step boundary (shutdown): the step in hand is finished, not aborted. */
   readonly stopping?: AbortSignal;

@@ -12,7 +12,7 @@ import {
   type RunSnapshot,
 } from "@steward/contract";
 import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput } from "@steward/store";
+import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type AppendRunEventsResult, type DirectPublisher } from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
 import type { Principal } from "../adapters/http/auth";
 import type { CreateRunBody } from "../adapters/http/schemas";
@@ -44,8 +44,18 @@ const UNIQUE_VIOLATION = "23505";
  * With a `thread_id` the run continues the caller's thread: in one transaction that locks the thread's row, the
  * thread must be the caller's (else 404), not archived and without a run still active (else 409), and the run
  * is queued and added to the thread's stream (docs/threads.md).
+ *
+ * With a `publisher` (once the bus is connected) the gateway publishes the run.queued copy and the command
+ * itself right after the commit, the command after the copy's acknowledgement, so a runner has the run without
+ * a relay being woken; a relay publishes them only if this does not (docs/architecture.md, "Outbox").
  */
-export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: () => string; deadlineSeconds?: number }) {
+export function createRunHandler(deps: {
+  pool: Pool;
+  namespace: string;
+  clock?: () => string;
+  deadlineSeconds?: number;
+  publisher?: () => DirectPublisher | undefined;
+}) {
   const clock = deps.clock ?? nowMicros;
   const deadlineSeconds = deps.deadlineSeconds ?? Limits.deadlineSeconds;
   const names = busNames(deps.namespace);
@@ -60,13 +70,19 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
     return found.snapshot;
   }
 
+  /** Hands the rows its writer keeps from the relays to the publisher: the gateway writes nothing more of the run. */
+  function published(runId: string, result: AppendRunEventsResult): AppendRunEventsResult {
+    deps.publisher?.()?.publish(runId, result.direct, { last: true });
+    return result;
+  }
+
   /** The run once added to the thread, or the run created first with its Idempotency-Key (a retry). */
   async function inThread(cmd: CreateRunCommand, threadId: string, append: AppendRunEventsInput, createdAt: string, requestHash: string): Promise<RunSnapshot> {
     const owner = { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId };
     const outcome = await addRunToThread(deps.pool, { threadId, owner, run: append, addedAt: createdAt });
     switch (outcome.kind) {
       case "added":
-        return snapshotOf(append.runId, outcome.run.state);
+        return snapshotOf(append.runId, published(append.runId, outcome.run).state);
       case "not_found":
         throw new NotFoundError("thread not found");
       case "archived":
@@ -130,10 +146,12 @@ export function createRunHandler(deps: { pool: Pool; namespace: string; clock?: 
       traceparent: cmd.traceparent,
       idempotencyKey: cmd.idempotencyKey ?? null,
       requestHash,
+      publishDirect: deps.publisher?.() !== undefined,
+      directCommands: true,
     };
     try {
       if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash);
-      return snapshotOf(runId, (await appendRunEvents(deps.pool, append)).state);
+      return snapshotOf(runId, published(runId, await appendRunEvents(deps.pool, append)).state);
     } catch (err) {
       // The key was used before (a retry, or two retries racing): answer with the run created first.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {

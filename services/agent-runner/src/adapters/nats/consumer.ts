@@ -2,6 +2,7 @@ import { JetStreamApiError, jetstream, type Consumer, type JsMsg } from "@nats-i
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@steward/contract";
 import type { Logger } from "@steward/platform";
+import { PUBLISHED_THROUGH_HEADER } from "@steward/store";
 import type { Delivery, RunRequestedHandler } from "../../app/handle-run-requested";
 
 export interface RunConsumer {
@@ -19,6 +20,7 @@ function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: B
     deliveryCount: msg.info.deliveryCount,
     maxDeliver,
     traceparent: msg.headers?.get("traceparent") || undefined,
+    publishedThrough: outboxId(msg.headers?.get(PUBLISHED_THROUGH_HEADER)),
     ack: () => msg.ack(),
     nak: (delayMs) => (delayMs === 0 ? handBack(msg) : msg.nak(delayMs)),
     // nats-server 2.9 does not parse "+TERM <reason>" and leaves the message pending (it would come back
@@ -33,6 +35,11 @@ function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: B
       await jetstream(nc).publish(names.deadLetterRunRequested, msg.data, { headers: h });
     },
   };
+}
+
+/** An outbox id as a header carries it (digits, within bigint), else nothing: a bad hint only costs the relays' path. */
+function outboxId(value: string | undefined): string | undefined {
+  return value && /^[1-9][0-9]{0,17}$/.test(value) ? value : undefined;
 }
 
 /** The server no longer has the consumer or its stream (e.g. it came back without its store). */

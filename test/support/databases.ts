@@ -67,9 +67,10 @@ export function useFreshDatabase(prefix: string, poolMax = 4): { readonly pool: 
 export function recordingPool(pool: () => Pool): { readonly pool: Pool; readonly statements: string[] } {
   const statements: string[] = [];
   const recording = {
-    query: (text: string, values?: unknown[]) => {
-      statements.push(text);
-      return pool().query(text, values);
+    // A text with its values, or a query config (a prepared statement names its text).
+    query: (query: string | { text: string }, values?: unknown[]) => {
+      statements.push(typeof query === "string" ? query : query.text);
+      return pool().query(query as string, values);
     },
   } as unknown as Pool;
   return { pool: recording, statements };

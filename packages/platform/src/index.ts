@@ -15,6 +15,7 @@ export {
 } from "./errors";
 export { createPool, guardPool, inTransaction, releaseClient, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
 export { isPostgresUnavailable, isQueryTimeout } from "./pg/transient";
+export { preparedStatement } from "./pg/prepared";
 export { connectNats, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
 export { watchNatsLink, type NatsLink } from "./nats/link";
 export { natsAuthConfig, natsAuth, natsInboxPrefix } from "./nats/credentials";

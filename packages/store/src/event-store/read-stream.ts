@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from "pg";
 import type { StoredRunEvent } from "@steward/contract";
+import { preparedStatement } from "@steward/platform";
 
 export interface EventRow {
   event_id: string;
@@ -28,16 +29,19 @@ export function rowToEvent(row: EventRow): StoredRunEvent {
   } as StoredRunEvent;
 }
 
+/** Once per step of a run (and per event page): prepared. */
+const readStatement = preparedStatement(
+  "steward.read_stream",
+  `SELECT event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at, global_position
+     FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version LIMIT $3`,
+);
+
 /** Reads a stream in order, from just after `after` (a version; 0 for the start), at most `limit` events. */
 export async function readStream(
   db: Pool | PoolClient,
   streamId: string,
   options: { after?: number; limit?: number } = {},
 ): Promise<StoredRunEvent[]> {
-  const { rows } = await db.query<EventRow>(
-    `SELECT event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at, global_position
-       FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version LIMIT $3`,
-    [streamId, options.after ?? 0, options.limit ?? 10_000],
-  );
+  const { rows } = await db.query<EventRow>(readStatement([streamId, options.after ?? 0, options.limit ?? 10_000]));
   return rows.map(rowToEvent);
 }

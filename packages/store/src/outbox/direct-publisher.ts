@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { Logger } from "@steward/platform";
+import { preparedStatement, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
 
@@ -31,6 +31,12 @@ export interface DirectPublisher {
   /** Waits for the publishes in flight and writes the marks still pending. */
   stop(): Promise<void>;
 }
+
+/** Once per 50 ms of a busy writer: prepared. */
+const markPublished = preparedStatement(
+  "steward.outbox_mark_published",
+  "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[]) AND published_at IS NULL",
+);
 
 /**
  * The writer's own publish, right after its commit: the event is on the bus without a relay being woken,
@@ -70,7 +76,7 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     while (acked.length > 0) {
       const ids = acked.splice(0, markBatch);
       marking = marking
-        .then(() => deps.pool.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[]) AND published_at IS NULL", [ids]))
+        .then(() => deps.pool.query(markPublished([ids])))
         .then(
           () => forget(ids),
           // An unmarked row is published again by a relay after its grace, and dropped by JetStream: no loss.

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { isQueryTimeout, releaseClient, type Logger } from "@steward/platform";
+import { isQueryTimeout, preparedStatement, releaseClient, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
 import { classifyPublishError } from "./publish-failure";
@@ -50,6 +50,22 @@ UPDATE outbox o
        set_aside_at = CASE WHEN r.set_aside THEN clock_timestamp() END
   FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bool[], $5::int[]) AS r(id, attempts, reason, set_aside, retry_ms)
  WHERE o.id = r.id`;
+
+/**
+ * The rows a relay may publish now, locked: due, not set aside, for its subjects, and not behind a row of their
+ * run its writer still holds. Once per wake-up of every relay: prepared.
+ */
+const claimPending = preparedStatement(
+  "steward.outbox_claim",
+  `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox o
+    WHERE published_at IS NULL AND set_aside_at IS NULL AND (retry_at IS NULL OR retry_at <= clock_timestamp())
+      AND ($2::text[] IS NULL OR EXISTS (SELECT FROM unnest($2::text[]) AS p(prefix) WHERE starts_with(subject, p.prefix)))
+      AND (run_id IS NULL OR NOT EXISTS (
+           SELECT FROM outbox h
+            WHERE h.run_id = o.run_id AND h.id < o.id AND h.published_at IS NULL AND h.set_aside_at IS NULL
+              AND h.attempts = 0 AND h.retry_at > clock_timestamp()))
+    ORDER BY id LIMIT $1 FOR UPDATE OF o`,
+);
 
 /**
  * Publishes outbox rows to JetStream. Woken by LISTEN/NOTIFY; several relays (the gateway's, each runner's)
@@ -105,17 +121,7 @@ export function createOutboxRelay(
       }
       // A refused row waiting for its next attempt does not hold back the rows behind it; a row its writer is
       // publishing itself (held: never attempted, within its grace) holds back the later rows of its run.
-      const { rows } = await client.query<PendingRow>(
-        `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox o
-          WHERE published_at IS NULL AND set_aside_at IS NULL AND (retry_at IS NULL OR retry_at <= clock_timestamp())
-            AND ($2::text[] IS NULL OR EXISTS (SELECT FROM unnest($2::text[]) AS p(prefix) WHERE starts_with(subject, p.prefix)))
-            AND (run_id IS NULL OR NOT EXISTS (
-                 SELECT FROM outbox h
-                  WHERE h.run_id = o.run_id AND h.id < o.id AND h.published_at IS NULL AND h.set_aside_at IS NULL
-                    AND h.attempts = 0 AND h.retry_at > clock_timestamp()))
-          ORDER BY id LIMIT $1 FOR UPDATE OF o`,
-        [batchSize, options.subjectPrefixes ?? null],
-      );
+      const { rows } = await client.query<PendingRow>(claimPending([batchSize, options.subjectPrefixes ?? null]));
       claimed = rows.length;
       if (rows.length > 0) {
         // Sent in row order on one connection, so JetStream stores them in that order.

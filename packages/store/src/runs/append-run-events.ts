@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
-import { ConcurrencyError } from "@steward/platform";
+import { ConcurrencyError, preparedStatement } from "@steward/platform";
 import { appendFailure, insertEventsAtVersion } from "../event-store/append-at-version";
 import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
@@ -106,6 +106,7 @@ SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM copies WHERE
 UNION ALL
 SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM commands WHERE direct
 ORDER BY outbox_id NULLS FIRST, version`;
+const appendStatement = preparedStatement("steward.append_run_events", APPEND_RUN_EVENTS);
 
 /**
  * The one write path of a run: append the events with optimistic concurrency on the state's version, put
@@ -123,7 +124,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   let rows: AppendedRow[];
   let direct: OutboxRow[];
   try {
-    const result = await pool.query<AppendedRow>(APPEND_RUN_EVENTS, [
+    const result = await pool.query<AppendedRow>(appendStatement([
       input.runId,
       input.tenantId,
       input.state.version,
@@ -142,7 +143,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
-    ]);
+    ]));
     rows = result.rows.filter((r) => r.outbox_id === null);
     direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));
   } catch (err) {

@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { preparedStatement } from "@steward/platform";
 import { admitRun } from "./admission";
 
 export type ClaimOutcome =
@@ -8,6 +9,16 @@ export type ClaimOutcome =
   | { readonly kind: "held"; readonly retryInMs: number }
   /** Its tenant has no place for another run now: it stays queued and is admitted when a place frees. */
   | { readonly kind: "deferred" };
+
+/** On the way from a run's command to its run.started: prepared. */
+const claimStatement = preparedStatement(
+  "steward.claim_run",
+  `UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3),
+          admitted_at = coalesce(admitted_at, clock_timestamp())
+    WHERE id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
+      AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())
+      AND ($4 OR admitted_at IS NOT NULL OR state <> 'queued')`,
+);
 
 /**
  * Claims a run for one runner: succeeds when nobody holds it, the holder's lease has expired, or the caller
@@ -22,14 +33,7 @@ export async function claimRun(
   leaseMs: number,
   admission?: { readonly tenantId: string; readonly maxRunning: number },
 ): Promise<ClaimOutcome> {
-  const claimed = await pool.query(
-    `UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3),
-            admitted_at = coalesce(admitted_at, clock_timestamp())
-      WHERE id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
-        AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())
-        AND ($4 OR admitted_at IS NOT NULL OR state <> 'queued')`,
-    [runId, owner, leaseMs / 1000, !admission],
-  );
+  const claimed = await pool.query(claimStatement([runId, owner, leaseMs / 1000, !admission]));
   if (claimed.rowCount === 1) return { kind: "claimed" };
   const { rows } = await pool.query<{ state: string; wait_ms: number | null; admitted: boolean }>(
     `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms,

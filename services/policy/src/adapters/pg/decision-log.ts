@@ -1,4 +1,4 @@
-import type { Pool } from "@steward/platform";
+import { preparedStatement, type Pool } from "@steward/platform";
 import { createBatcher, oneStatementOrEachAlone } from "./batches";
 
 export interface DecisionEntry {
@@ -73,6 +73,8 @@ const INSERT_DECISIONS = `
                               elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
                               mcp_session_id, mcp_mode, ord)
    ORDER BY d.ord`;
+/** Once per decision batch: prepared (one statement text whatever the batch size, thanks to unnest). */
+const insertDecisions = preparedStatement("steward.insert_decisions", INSERT_DECISIONS);
 
 function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
   const column = <T>(pick: (e: DecisionEntry) => T) => entries.map(pick);
@@ -107,7 +109,7 @@ export function createPgDecisionLog(pool: Pool, options: DecisionLogOptions = {}
   const writes = createBatcher<DecisionEntry, void>(
     (entries) =>
       oneStatementOrEachAlone(entries, async (some) => {
-        await pool.query(INSERT_DECISIONS, columnsOf(some));
+        await pool.query(insertDecisions(columnsOf(some)));
         return some.map(() => undefined);
       }),
     { maxBatch: options.maxBatch },

@@ -1,4 +1,4 @@
-import type { Pool } from "@steward/platform";
+import { preparedStatement, type Pool } from "@steward/platform";
 import { createBatcher, oneStatementOrEachAlone } from "./batches";
 
 export interface ElevationRow {
@@ -47,6 +47,8 @@ const READ_MEMBERSHIPS = `
   SELECT k.i::int AS i, m.roles
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(tenant_id, user_id, i)
     JOIN memberships m ON m.tenant_id = k.tenant_id AND m.user_id = k.user_id`;
+/** Once per decision batch: prepared. */
+const readMemberships = preparedStatement("steward.read_memberships", READ_MEMBERSHIPS);
 
 interface MemberKey {
   readonly tenantId: string;
@@ -79,10 +81,7 @@ export function createPgPolicyFacts(pool: Pool, options: PolicyFactsOptions = {}
           }
           return slot;
         });
-        const { rows } = await pool.query<{ i: number; roles: string[] }>(READ_MEMBERSHIPS, [
-          distinct.map((k) => k.tenantId),
-          distinct.map((k) => k.userId),
-        ]);
+        const { rows } = await pool.query<{ i: number; roles: string[] }>(readMemberships([distinct.map((k) => k.tenantId), distinct.map((k) => k.userId)]));
         const found = new Map(rows.map((r) => [r.i, r.roles]));
         return slotOf.map((slot) => found.get(slot) ?? null);
       }),

@@ -1,4 +1,4 @@
-import { isQueryTimeout, releaseClient, type Pool } from "@steward/platform";
+import { isQueryTimeout, preparedStatement, releaseClient, type Pool } from "@steward/platform";
 import type { PoolClient } from "pg";
 import type { SqlSession } from "../../domain/tool";
 
@@ -42,6 +42,14 @@ interface ResultRow {
   readonly result: StoredToolResult["result"];
 }
 
+/** A read tool's lookup and record, once per call each: prepared. */
+const findResult = preparedStatement("steward.find_tool_result", "SELECT result_code, result FROM tool_results WHERE run_id = $1 AND fingerprint = $2");
+const keepResult = preparedStatement(
+  "steward.keep_tool_result",
+  `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES ($1, $2, $3, $4, $5)
+   ON CONFLICT DO NOTHING`,
+);
+
 const storedOf = (row: ResultRow | undefined): StoredToolResult | null => (row ? { resultCode: row.result_code, result: row.result } : null);
 
 /**
@@ -65,18 +73,11 @@ export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
 
   return {
     async find(runId, fingerprint) {
-      const { rows } = await pool.query<ResultRow>("SELECT result_code, result FROM tool_results WHERE run_id = $1 AND fingerprint = $2", [
-        runId,
-        fingerprint,
-      ]);
+      const { rows } = await pool.query<ResultRow>(findResult([runId, fingerprint]));
       return storedOf(rows[0]);
     },
     async keep(runId, fingerprint, toolName, value) {
-      await pool.query(
-        `INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT DO NOTHING`,
-        [runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)],
-      );
+      await pool.query(keepResult([runId, fingerprint, toolName, value.resultCode, JSON.stringify(value.result)]));
     },
     async hold(runId, fingerprint, toolName) {
       const client = await pool.connect();

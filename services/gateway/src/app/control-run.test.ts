@@ -19,14 +19,16 @@ describe("cancel against a run its runner is appending to", () => {
 
   function racingPool(pool: Pool): Pool {
     return {
-      query: async (text: string, values?: unknown[]) => {
+      // A text with its values, or a prepared statement's config (the append: name, text and values).
+      query: async (query: string | { text: string; values?: unknown[] }, values?: unknown[]) => {
         const event = competing;
+        const text = typeof query === "string" ? query : query.text;
         if (event && text.includes("INSERT INTO outbox")) {
           competing = null;
-          const runId = values![0] as string;
+          const runId = (typeof query === "string" ? values : query.values)![0] as string;
           await appendRunEvents(pool, { runId, tenantId: ana.tenantId, state: foldRun(await readStream(pool, runId)), events: [event], namespace: NAMESPACE });
         }
-        return pool.query(text, values);
+        return pool.query(query as string, values);
       },
       connect: () => pool.connect(),
     } as unknown as Pool;

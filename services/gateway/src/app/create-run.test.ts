@@ -17,9 +17,9 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     // One connection: the backend whose counters are flushed below is the one that did the work.
     pool = createPool(db.url, { max: 1 });
     const counted = {
-      query: (text: string, values?: unknown[]) => {
-        statements.push(text);
-        return pool.query(text, values);
+      query: (query: string | { text: string }, values?: unknown[]) => {
+        statements.push(typeof query === "string" ? query : query.text);
+        return pool.query(query as string, values);
       },
       connect: () => {
         statements.push("(connect)");

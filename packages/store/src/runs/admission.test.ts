@@ -41,7 +41,7 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
 
     // Another tenant is not held back by the first one's limit.
     const [other] = await queuedRuns("t-quiet", 1);
-    expect(await claimRun(pool, other, "runner-0", 30_000, { tenantId: "t-quiet", maxRunning: 3 })).toEqual({ kind: "claimed" });
+    expect(await claimRun(pool, other, "runner-0", 30_000, { tenantId: "t-quiet", maxRunning: 3 })).toMatchObject({ kind: "claimed" });
 
     // Nothing frees a place yet: nothing is admitted.
     expect(await admitDeferred(pool, "ns", "t-flood", 3)).toEqual([]);
@@ -53,12 +53,12 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
     const { rows } = await pool.query<{ payload: { run_id: string } }>("SELECT payload FROM outbox WHERE payload::jsonb->>'run_id' = $1", [deferred[0]]);
     expect(rows).toHaveLength(1);
     // The admitted run's command is claimed like any other; a deferred one's duplicate command is deferred again.
-    expect(await claimRun(pool, deferred[0], "runner-1", 30_000, { tenantId: "t-flood", maxRunning: 3 })).toEqual({ kind: "claimed" });
+    expect(await claimRun(pool, deferred[0], "runner-1", 30_000, { tenantId: "t-flood", maxRunning: 3 })).toMatchObject({ kind: "claimed" });
     expect(await claimRun(pool, deferred[1], "runner-1", 30_000, { tenantId: "t-flood", maxRunning: 3 })).toEqual({ kind: "deferred" });
   });
 
   it("without a limit a queued run is claimed as before", async () => {
     const [id] = await queuedRuns("t-free", 1);
-    expect(await claimRun(pool, id, "runner-0", 30_000)).toEqual({ kind: "claimed" });
+    expect(await claimRun(pool, id, "runner-0", 30_000)).toMatchObject({ kind: "claimed" });
   });
 });

@@ -1,30 +1,42 @@
 import type { Pool } from "pg";
+import type { StoredRunEvent } from "@steward/contract";
 import { preparedStatement } from "@steward/platform";
+import { rowToEvent, type EventRow } from "../event-store/read-stream";
 import { admitRun } from "./admission";
 
 export type ClaimOutcome =
-  | { readonly kind: "claimed" }
+  /** Claimed; with the run's events when they were read by the claim's own statement (no second round trip). */
+  | { readonly kind: "claimed"; readonly events?: StoredRunEvent[] }
   | { readonly kind: "finished" }
   | { readonly kind: "missing" }
   | { readonly kind: "held"; readonly retryInMs: number }
   /** Its tenant has no place for another run now: it stays queued and is admitted when a place frees. */
   | { readonly kind: "deferred" };
 
-/** On the way from a run's command to its run.started: prepared. */
+/**
+ * On the way from a run's command to its run.started, so prepared and one round trip: the claim, and when it
+ * succeeds the run's events in order (one row with no event when the claimed run has none); no row: not claimed.
+ */
 const claimStatement = preparedStatement(
   "steward.claim_run",
-  `UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3),
-          admitted_at = coalesce(admitted_at, clock_timestamp())
-    WHERE id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
-      AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())
-      AND ($4 OR admitted_at IS NOT NULL OR state <> 'queued')`,
+  `WITH claimed AS (
+     UPDATE runs SET lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3),
+            admitted_at = coalesce(admitted_at, clock_timestamp())
+      WHERE id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
+        AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())
+        AND ($4 OR admitted_at IS NOT NULL OR state <> 'queued')
+     RETURNING id)
+   SELECT e.event_id, e.stream_id, e.tenant_id, e.version, e.type, e.data, e.metadata, e.recorded_at, e.global_position
+     FROM claimed LEFT JOIN events e ON e.stream_id = claimed.id
+    ORDER BY e.version`,
 );
 
 /**
  * Claims a run for one runner: succeeds when nobody holds it, the holder's lease has expired, or the caller
  * already holds it. The lease must be extended while the run is driven; a dead holder's lease runs out.
  * With `admission`, a queued run not admitted yet is admitted first (at most `maxRunning` of its tenant's
- * runs in flight, see admission.ts) or deferred.
+ * runs in flight, see admission.ts) or deferred. A run claimed at once comes with its events, read in the same
+ * statement (the caller folds them instead of reading the stream again).
  */
 export async function claimRun(
   pool: Pool,
@@ -33,8 +45,8 @@ export async function claimRun(
   leaseMs: number,
   admission?: { readonly tenantId: string; readonly maxRunning: number },
 ): Promise<ClaimOutcome> {
-  const claimed = await pool.query(claimStatement([runId, owner, leaseMs / 1000, !admission]));
-  if (claimed.rowCount === 1) return { kind: "claimed" };
+  const claimed = await pool.query<EventRow | { [K in keyof EventRow]: null }>(claimStatement([runId, owner, leaseMs / 1000, !admission]));
+  if (claimed.rows.length > 0) return { kind: "claimed", events: claimed.rows.filter((r): r is EventRow => r.event_id !== null).map(rowToEvent) };
   const { rows } = await pool.query<{ state: string; wait_ms: number | null; admitted: boolean }>(
     `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms,
             admitted_at IS NOT NULL AS admitted

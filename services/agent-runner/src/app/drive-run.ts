@@ -77,7 +77,7 @@ export function catalogOf(tools: readonly ToolSpec[]): ToolCatalog {
  */
 export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<DriveOutcome> {
   const crash = deps.crash ?? noCrashPoints;
-  let events: StoredRunEvent[] = await readStream(deps.pool, delivered.runId);
+  let events: StoredRunEvent[] = delivered.events ? [...delivered.events] : await readStream(deps.pool, delivered.runId);
   if (events.length === 0) return { kind: "missing" };
   let state: RunState = foldStored(delivered.runId, events);
   // A re-driven command may lack the elevation reference; the run's first event has it.

@@ -159,6 +159,7 @@ export function createRunRequestedHandler(
         lastDelivery: delivery.deliveryCount >= delivery.maxDeliver,
         firstDelivery: delivery.deliveryCount === 1,
         publishedThrough: delivery.publishedThrough,
+        events: claim.events,
         signal,
         stopping: stopping.signal,
         heartbeat: () => delivery.working(),

@@ -1,3 +1,5 @@
+import type { StoredRunEvent } from "@steward/contract";
+
 /** What a driven run knows of its delivery, without any JetStream type (so the loop is testable with a fake). */
 export interface RunContext {
   readonly runId: string;
@@ -18,6 +20,8 @@ export interface RunContext {
    * them before it): they do not keep the loop from publishing its own events directly.
    */
   readonly publishedThrough?: string;
+  /** The run's events as its claim read them (the same statement): the loop starts from them without a read. */
+  readonly events?: readonly StoredRunEvent[];
   readonly signal: AbortSignal;
   /** Asks the loop to stop at its next step boundary (shutdown): the step in hand is finished, not aborted. */
   readonly stopping?: AbortSignal;

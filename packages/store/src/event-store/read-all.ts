@@ -1,6 +1,6 @@
 import type { Pool } from "pg";
 import type { StoredRunEvent } from "@steward/contract";
-import { rowToEvent, type EventRow } from "./read-stream";
+import { EVENT_COLUMNS, rowToEvent, type EventRow } from "./read-stream";
 
 export interface PositionedEvent {
   readonly position: number;
@@ -14,8 +14,7 @@ export interface PositionedEvent {
  */
 export async function readAll(db: Pool, options: { after?: number; limit?: number } = {}): Promise<PositionedEvent[]> {
   const { rows } = await db.query<EventRow>(
-    `SELECT event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at, global_position
-       FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`,
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`,
     [options.after ?? 0, options.limit ?? 1000],
   );
   return rows.map((row) => ({ position: row.global_position, event: rowToEvent(row) }));

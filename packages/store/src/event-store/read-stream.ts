@@ -29,11 +29,13 @@ export function rowToEvent(row: EventRow): StoredRunEvent {
   } as StoredRunEvent;
 }
 
+/** The columns of an `EventRow`, as every read of stored events selects them. */
+export const EVENT_COLUMNS = "event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at, global_position";
+
 /** Once per step of a run (and per event page): prepared. */
 const readStatement = preparedStatement(
   "steward.read_stream",
-  `SELECT event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at, global_position
-     FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version LIMIT $3`,
+  `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version LIMIT $3`,
 );
 
 /** Reads a stream in order, from just after `after` (a version; 0 for the start), at most `limit` events. */

@@ -1,7 +1,7 @@
 import type { Pool } from "pg";
 import type { StoredRunEvent } from "@steward/contract";
 import { preparedStatement } from "@steward/platform";
-import { rowToEvent, type EventRow } from "../event-store/read-stream";
+import { EVENT_COLUMNS, rowToEvent, type EventRow } from "../event-store/read-stream";
 import { admitRun } from "./admission";
 
 export type ClaimOutcome =
@@ -26,9 +26,7 @@ const claimStatement = preparedStatement(
         AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())
         AND ($4 OR admitted_at IS NOT NULL OR state <> 'queued')
      RETURNING id)
-   SELECT e.event_id, e.stream_id, e.tenant_id, e.version, e.type, e.data, e.metadata, e.recorded_at, e.global_position
-     FROM claimed LEFT JOIN events e ON e.stream_id = claimed.id
-    ORDER BY e.version`,
+   SELECT ${EVENT_COLUMNS} FROM claimed LEFT JOIN events ON stream_id = claimed.id ORDER BY version`,
 );
 
 /**
@@ -45,8 +43,9 @@ export async function claimRun(
   leaseMs: number,
   admission?: { readonly tenantId: string; readonly maxRunning: number },
 ): Promise<ClaimOutcome> {
-  const claimed = await pool.query<EventRow | { [K in keyof EventRow]: null }>(claimStatement([runId, owner, leaseMs / 1000, !admission]));
-  if (claimed.rows.length > 0) return { kind: "claimed", events: claimed.rows.filter((r): r is EventRow => r.event_id !== null).map(rowToEvent) };
+  const claimed = await pool.query<EventRow>(claimStatement([runId, owner, leaseMs / 1000, !admission]));
+  // A claimed run without events answers one row of nulls (the outer join).
+  if (claimed.rows.length > 0) return { kind: "claimed", events: claimed.rows.filter((r) => r.event_id !== null).map(rowToEvent) };
   const { rows } = await pool.query<{ state: string; wait_ms: number | null; admitted: boolean }>(
     `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms,
             admitted_at IS NOT NULL AS admitted

@@ -71,18 +71,25 @@ export function createRunHandler(deps: {
   }
 
   /** Hands the rows its writer keeps from the relays to the publisher: the gateway writes nothing more of the run. */
-  function published(runId: string, result: AppendRunEventsResult): AppendRunEventsResult {
-    deps.publisher?.()?.publish(runId, result.direct, { last: true });
+  function published(runId: string, result: AppendRunEventsResult, publisher: DirectPublisher | undefined): AppendRunEventsResult {
+    publisher?.publish(runId, result.direct, { last: true });
     return result;
   }
 
   /** The run once added to the thread, or the run created first with its Idempotency-Key (a retry). */
-  async function inThread(cmd: CreateRunCommand, threadId: string, append: AppendRunEventsInput, createdAt: string, requestHash: string): Promise<RunSnapshot> {
+  async function inThread(
+    cmd: CreateRunCommand,
+    threadId: string,
+    append: AppendRunEventsInput,
+    createdAt: string,
+    requestHash: string,
+    publisher: DirectPublisher | undefined,
+  ): Promise<RunSnapshot> {
     const owner = { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId };
     const outcome = await addRunToThread(deps.pool, { threadId, owner, run: append, addedAt: createdAt });
     switch (outcome.kind) {
       case "added":
-        return snapshotOf(append.runId, published(append.runId, outcome.run).state);
+        return snapshotOf(append.runId, published(append.runId, outcome.run, publisher).state);
       case "not_found":
         throw new NotFoundError("thread not found");
       case "archived":
@@ -108,6 +115,8 @@ export function createRunHandler(deps: {
     const requestHash = createHash("sha256").update(canonicalJson(hashed)).digest("hex");
     const runId = randomUUID();
     const createdAt = clock();
+    // Asked once: the rows are written for the publisher that will send them.
+    const publisher = deps.publisher?.();
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
     if (cmd.elevationSessionId) command.elevation_session_id = cmd.elevationSessionId;
     // No roles are written here: the membership is the PDP's fact, seeded at the user's first decision and
@@ -146,12 +155,12 @@ export function createRunHandler(deps: {
       traceparent: cmd.traceparent,
       idempotencyKey: cmd.idempotencyKey ?? null,
       requestHash,
-      publishDirect: deps.publisher?.() !== undefined,
+      publishDirect: publisher !== undefined,
       directCommands: true,
     };
     try {
-      if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash);
-      return snapshotOf(runId, published(runId, await appendRunEvents(deps.pool, append)).state);
+      if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publisher);
+      return snapshotOf(runId, published(runId, await appendRunEvents(deps.pool, append), publisher).state);
     } catch (err) {
       // The key was used before (a retry, or two retries racing): answer with the run created first.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {

@@ -218,6 +218,61 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     expect((await outboxOf(runId)).every((r) => r.published)).toBe(true);
   });
 
+  /** The test's connection, recording for each request how many acknowledgements had come back before it was sent. */
+  function countingConnection(): { conn: NatsConnection; sentAfterAcks: number[] } {
+    const sentAfterAcks: number[] = [];
+    let acks = 0;
+    const conn = new Proxy(nc, {
+      get(target, prop, receiver) {
+        if (prop !== "request") return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<NatsConnection["request"]>) => {
+          sentAfterAcks.push(acks);
+          return target.request(...args).finally(() => void acks++);
+        };
+      },
+    });
+    return { conn, sentAfterAcks };
+  }
+
+  it("given several rows of one commit, then they are sent together, before the first acknowledgement, and reach the stream in their order", async () => {
+    const runId = randomUUID();
+    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+    const { conn, sentAfterAcks } = countingConnection();
+    const publisher = createDirectPublisher({ pool, nc: conn, logger });
+    publisher.publish(runId, appended.direct);
+    const later = await appendRunEvents(pool, { runId, tenantId: "t", state: appended.state, events: [started(3)], namespace, publishDirect: true, ownRows: publisher.pendingOf(runId) });
+    publisher.publish(runId, later.direct);
+    await publisher.stop();
+    // The next commit's row waits for both acknowledgements of the first commit's rows.
+    expect(sentAfterAcks).toEqual([0, 0, 2]);
+    expect(await seqsOnBus(runId)).toEqual([1, 2, 3]);
+    expect((await outboxOf(runId)).every((r) => r.published)).toBe(true);
+  });
+
+  it("given a row of a commit refused, then the rows before it are marked, the run's later rows go by the relays, in order after their grace", async () => {
+    const runId = randomUUID();
+    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+    const publisher = createDirectPublisher({ pool, nc, logger });
+    publisher.publish(runId, [appended.direct[0], { ...appended.direct[1], subject: `${namespace}.nowhere` }]);
+    const later = await appendRunEvents(pool, { runId, tenantId: "t", state: appended.state, events: [started(3)], namespace, publishDirect: true, ownRows: publisher.pendingOf(runId) });
+    publisher.publish(runId, later.direct);
+    await publisher.stop();
+    expect(publisher.failed(runId)).toBe(true);
+    expect(await seqsOnBus(runId)).toEqual([1]);
+    expect((await outboxOf(runId)).map((r) => r.published)).toEqual([true, false, false]);
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), {
+        timeoutMs: 10_000,
+        intervalMs: 250,
+        what: "the relay to publish the refused row and the one after it",
+      });
+    } finally {
+      await relay.stop();
+    }
+    expect(await seqsOnBus(runId)).toEqual([1, 2, 3]);
+  });
+
   it("given rows without publishDirect, then nothing comes back and they wake the relays; rows a writer publishes wake nobody", async () => {
     const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
@@ -255,9 +310,12 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
       expect(stored.rows[0].headers[PUBLISHED_THROUGH_HEADER]).toBeUndefined();
       expect((await outboxOf(runId)).map((r) => r.held)).toEqual([true, true]);
 
-      const publisher = createDirectPublisher({ pool, nc, logger });
+      const { conn, sentAfterAcks } = countingConnection();
+      const publisher = createDirectPublisher({ pool, nc: conn, logger });
       publisher.publish(runId, appended.direct, { last: true });
       await publisher.stop();
+      // One commit, but the command vouches for the copy: it is sent only once the copy is acknowledged.
+      expect(sentAfterAcks).toEqual([0, 1]);
       expect((await outboxOf(runId)).map((r) => r.published)).toEqual([true, true]);
       const onBus = await jsm.streams.getMessage(names.commandStream, { last_by_subj: names.runRequested });
       expect(onBus?.header.get(PUBLISHED_THROUGH_HEADER)).toBe(String(cmd.id));

@@ -4,6 +4,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { preparedStatement, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
+import { PUBLISHED_THROUGH_HEADER } from "../runs/append-run-events";
 
 export interface DirectPublisherOptions {
   /** Published rows are marked in one statement per this many ms (or per `markBatch` rows). Default 50. */
@@ -40,12 +41,15 @@ const markPublished = preparedStatement(
 
 /**
  * The writer's own publish, right after its commit: the event is on the bus without a relay being woken,
- * taking the relays' lock and claiming the row in a transaction. A run's rows go one after the other, each
- * after the previous one's acknowledgement, so they reach the stream in their order even when the bus
- * drops a connection mid-way. Acknowledged rows are marked published in batches, off the caller's path.
- * A row not acknowledged (the bus away, a refusal) or not marked (the writer died) stays held until its
- * grace passes, then a relay publishes it and the run's later rows after it; a row published twice is
- * dropped by JetStream's duplicate window.
+ * taking the relays' lock and claiming the row in a transaction. The rows of one commit are sent together on
+ * the one connection, in their order (one write, as a relay sends its batch); the next commit's rows only
+ * after all of them are acknowledged. So a dropped connection loses a tail of what was sent, never a row
+ * before one that arrived. A row the stream refuses (too large, no stream for its subject) does not stop the
+ * rows sent with it, as in a relay's batch. A row that vouches for the rows before it
+ * (`Steward-Published-Through`, a new run's command) is sent only once they are acknowledged. Acknowledged
+ * rows are marked published in batches, off the caller's path. A row not acknowledged (the bus away, a
+ * refusal) or not marked (the writer died) stays held until its grace passes, then a relay publishes it and
+ * the run's later rows after it; a row published twice is dropped by JetStream's duplicate window.
  */
 export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection; logger: Logger }, options: DirectPublisherOptions = {}): DirectPublisher {
   const markEveryMs = options.markEveryMs ?? 50;
@@ -97,18 +101,30 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     }
   }
 
+  /** Rows sent together, acknowledged together: up to (not including) the next row that vouches for those before it. */
+  function nextBurst(rows: readonly OutboxRow[], from: number): number {
+    let end = from + 1;
+    while (end < rows.length && !(PUBLISHED_THROUGH_HEADER in rows[end].headers)) end++;
+    return end;
+  }
+
   async function publishInOrder(runId: string, rows: readonly OutboxRow[]): Promise<void> {
-    for (const [i, row] of rows.entries()) {
-      if (broken.has(runId)) return forget(rows.slice(i).map((r) => r.id));
-      try {
-        await publishTraced(js, row);
-      } catch (err) {
+    for (let start = 0; start < rows.length; ) {
+      if (broken.has(runId)) return forget(rows.slice(start).map((r) => r.id));
+      const end = nextBurst(rows, start);
+      const burst = rows.slice(start, end);
+      const results = await Promise.allSettled(burst.map((row) => publishTraced(js, row)));
+      const failed = results.findIndex((r) => r.status === "rejected");
+      for (const row of failed === -1 ? burst : burst.slice(0, failed)) acked.push(row.id);
+      if (failed !== 0) scheduleMark();
+      if (failed !== -1) {
         broken.add(runId);
-        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: row.id }, "direct publish failed; the relays publish the run's rows");
-        return forget(rows.slice(i).map((r) => r.id));
+        const err = (results[failed] as PromiseRejectedResult).reason;
+        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: burst[failed].id }, "direct publish failed; the relays publish the run's rows");
+        // Rows after the failed one that went through anyway are published again by a relay and dropped as duplicates.
+        return forget(rows.slice(start + failed).map((r) => r.id));
       }
-      acked.push(row.id);
-      scheduleMark();
+      start = end;
     }
   }
 

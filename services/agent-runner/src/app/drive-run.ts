@@ -205,7 +205,6 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     for (;;) {
       // What was learnt is recorded before stopping: a tool's result is never left behind (the step in hand ends).
       if (observation.kind === "nothing" && (ctx.signal.aborted || ctx.stopping?.aborted)) return { kind: "lost" };
-      ctx.heartbeat();
       const decision = decideThrough(state, observation, decideAt());
       try {
         if (decision.events.length > 0) await append(decision.events);

@@ -162,7 +162,6 @@ export function createRunRequestedHandler(
         events: claim.events,
         signal,
         stopping: stopping.signal,
-        heartbeat: () => delivery.working(),
       });
       if (outcome.kind === "lost" && handBack()) delivery.nak(0);
       // An open breaker knows when the provider is worth asking again; waiting less would waste a delivery.

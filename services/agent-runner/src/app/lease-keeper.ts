@@ -18,17 +18,20 @@ export interface LeaseKeeper {
  * One heartbeat for every run this runner drives: every third of the lease it tells the bus each command
  * is in hand and extends all the leases in one statement. A lease is short (seconds) so that a dead
  * runner's runs are taken over quickly; a live runner keeps its claim however long a model call takes.
- * A heartbeat that cannot reach PostgreSQL changes nothing: nobody else can claim the run meanwhile.
+ * This is the only thing that keeps a command's ack wait from running out while its run is driven (the loop
+ * sends nothing per step), so the bus hears it at every tick, even while the last extend is still waiting
+ * for PostgreSQL. A heartbeat that cannot reach PostgreSQL changes nothing: nobody else can claim the run meanwhile.
  */
 export function createLeaseKeeper(deps: { pool: Pool; runnerId: string; logger: Logger }, options: { leaseMs: number }): LeaseKeeper {
   const held = new Map<string, HeldRun>();
-  let beating = false;
+  let extending = false;
 
   async function beat(): Promise<void> {
-    if (beating || held.size === 0) return;
-    beating = true;
+    if (held.size === 0) return;
+    for (const run of held.values()) run.working();
+    if (extending) return;
+    extending = true;
     try {
-      for (const run of held.values()) run.working();
       const ids = [...held.keys()];
       const taken = await extendLeases(deps.pool, deps.runnerId, ids, options.leaseMs);
       for (const id of taken) {
@@ -42,7 +45,7 @@ export function createLeaseKeeper(deps: { pool: Pool; runnerId: string; logger: 
     } catch (err) {
       deps.logger.debug({ error_class: (err as Error)?.name }, "lease heartbeat failed; will try again");
     } finally {
-      beating = false;
+      extending = false;
     }
   }
 

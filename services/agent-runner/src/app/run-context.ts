@@ -25,8 +25,6 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Asks the loop to stop at its next step boundary (shutdown): the step in hand is finished, not aborted. */
   readonly stopping?: AbortSignal;
-  /** Tells the bus the run is still being worked on. */
-  heartbeat(): void;
 }
 
 /** How a drive ended: the run is over (or another runner has it), or it must be retried on a later delivery. */

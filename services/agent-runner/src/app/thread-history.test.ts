@@ -105,7 +105,7 @@ describe("context across turns: runs of one thread driven in turn (PostgreSQL, f
   async function drive(runId: string, answers: ModelAnswer[], contextTokens?: number): Promise<StoredRunEvent[]> {
     driving = runId;
     script.set(runId, answers);
-    const ctx: RunContext = { runId, tenantId: TENANT, userId: USER, lastDelivery: true, signal: new AbortController().signal, heartbeat: () => undefined };
+    const ctx: RunContext = { runId, tenantId: TENANT, userId: USER, lastDelivery: true, signal: new AbortController().signal };
     expect(await driveRun(deps(contextTokens), ctx)).toEqual({ kind: "finished" });
     return readStream(pool, runId);
   }

@@ -102,6 +102,11 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     const bd = s.serial.breakdown;
     rows.push({ section: "steward", measure: "  thought → tool_call (commit, decide, insert), p50", value: ms(bd.thoughtToToolCall.p50) });
     rows.push({ section: "steward", measure: "  tool_call → tool_result (commit, ToolExec.Invoke: PDP + tool), p50", value: ms(bd.toolCallToResult.p50) });
+    rows.push({
+      section: "steward",
+      measure: "    of which tool-exec awaits the PDP / the tool runs / the PDP evaluates, p50",
+      value: `${ms(bd.toolExecAwaitsPdp.p50)} / ${ms(bd.toolRuns.p50)} / ${ms(bd.pdpEvaluates.p50)} (whole ms as tool-exec rounds them; the evaluation is inside the first)`,
+    });
     rows.push({ section: "steward", measure: "  tool_result → next answer (commit, model over HTTP, insert), p50", value: ms(bd.resultToAnswer.p50) });
     rows.push({ section: "steward", measure: "whole run ÷ 10 (POST → run.succeeded on the bus)", value: ms(s.serial.wallPerIteration.p50) });
     rows.push({ section: "steward", measure: "outbox relay lag: event recorded → on the bus, p50 / p99", value: `${ms(s.serial.relayLag.p50)} / ${ms(s.serial.relayLag.p99)}` });

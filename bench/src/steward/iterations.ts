@@ -32,6 +32,27 @@ export interface IterationBreakdown {
   readonly toolCallToResult: Summary;
   /** tool_result → next answer: tool_result commits, the model is asked over HTTP, the answer is inserted. */
   readonly resultToAnswer: Summary;
+  /** Inside tool_call → tool_result, as tool-exec times it: waiting for the PDP's answer (gRPC, evaluation, record's commit). */
+  readonly toolExecAwaitsPdp: Summary;
+  /** Inside tool_call → tool_result, as tool-exec times it: the tool running (its own statements; not its record's commit). */
+  readonly toolRuns: Summary;
+  /** Inside the PDP's answer: the evaluation (membership read, Cedar) before the record is written (`latency_ms`). */
+  readonly pdpEvaluates: Summary;
+}
+
+/** The parts of the tool step that tool-exec and the PDP time themselves (tool_result's timings, the decision log). */
+async function toolStepParts(bench: StewardBench, runIds: string[]): Promise<Pick<IterationBreakdown, "toolExecAwaitsPdp" | "toolRuns" | "pdpEvaluates">> {
+  const timings = await bench.pool.query<{ decision_ms: number; tool_ms: number }>(
+    `SELECT (data->'timings'->>'decision_ms')::float8 AS decision_ms, (data->'timings'->>'tool_ms')::float8 AS tool_ms FROM events
+      WHERE stream_id = ANY($1::uuid[]) AND type = 'tool_result' AND data ? 'timings'`,
+    [runIds],
+  );
+  const decisions = await bench.pool.query<{ latency_ms: number }>("SELECT latency_ms FROM policy_decisions WHERE run_id = ANY($1::uuid[])", [runIds]);
+  return {
+    toolExecAwaitsPdp: summarize(timings.rows.map((r) => r.decision_ms)),
+    toolRuns: summarize(timings.rows.map((r) => r.tool_ms)),
+    pdpEvaluates: summarize(decisions.rows.map((r) => r.latency_ms)),
+  };
 }
 
 export async function iterationBreakdown(bench: StewardBench, runIds: string[]): Promise<IterationBreakdown> {
@@ -66,7 +87,7 @@ export async function iterationBreakdown(bench: StewardBench, runIds: string[]):
       call = result = Number.NaN;
     }
   }
-  return { thoughtToToolCall: summarize(a), toolCallToResult: summarize(b), resultToAnswer: summarize(c) };
+  return { thoughtToToolCall: summarize(a), toolCallToResult: summarize(b), resultToAnswer: summarize(c), ...(await toolStepParts(bench, runIds)) };
 }
 
 /** run.succeeded recorded → its copy received from the bus (outbox relay: NOTIFY, claim, publish, ack). */

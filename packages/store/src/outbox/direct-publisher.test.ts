@@ -51,6 +51,16 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
       )
     ).rows;
 
+  /** A relay drained until every outbox row of the run is published (held rows once their grace has passed). */
+  async function relayPublishesAll(runId: string, what: string): Promise<void> {
+    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
+    try {
+      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), { timeoutMs: 10_000, intervalMs: 250, what });
+    } finally {
+      await relay.stop();
+    }
+  }
+
   it("given publishDirect, then the copies come back to publish and are kept from the relays; the run's command waits behind them", async () => {
     const runId = randomUUID();
     const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, publishDirect: true });
@@ -162,16 +172,7 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     expect(await seqsOnBus(runId)).toEqual([]);
     expect((await outboxOf(runId)).map((r) => r.published)).toEqual([false, false]);
 
-    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
-    try {
-      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), {
-        timeoutMs: 10_000,
-        intervalMs: 250,
-        what: "the relay to publish both rows after their grace",
-      });
-    } finally {
-      await relay.stop();
-    }
+    await relayPublishesAll(runId, "the relay to publish both rows after their grace");
     expect(await seqsOnBus(runId)).toEqual([1, 2]);
     publisher.release(runId);
     expect(publisher.failed(runId)).toBe(false);
@@ -187,16 +188,7 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     expect(next.direct).toEqual([]);
     expect((await outboxOf(runId)).map((r) => r.held)).toEqual([true, false]);
 
-    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
-    try {
-      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), {
-        timeoutMs: 10_000,
-        intervalMs: 250,
-        what: "the relay to publish the held row, then the next",
-      });
-    } finally {
-      await relay.stop();
-    }
+    await relayPublishesAll(runId, "the relay to publish the held row, then the next");
     expect(await seqsOnBus(runId)).toEqual([1, 2]);
     // Every earlier row is out: the writer publishes directly again.
     const third = await appendRunEvents(pool, { runId, tenantId: "t", state: next.state, events: [started(3)], namespace, publishDirect: true });
@@ -260,16 +252,7 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     expect(publisher.failed(runId)).toBe(true);
     expect(await seqsOnBus(runId)).toEqual([1]);
     expect((await outboxOf(runId)).map((r) => r.published)).toEqual([true, false, false]);
-    const relay = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { sweepMs: 600_000 });
-    try {
-      await waitFor(async () => ((await outboxOf(runId)).every((r) => r.published) ? true : (await relay.drain(), undefined)), {
-        timeoutMs: 10_000,
-        intervalMs: 250,
-        what: "the relay to publish the refused row and the one after it",
-      });
-    } finally {
-      await relay.stop();
-    }
+    await relayPublishesAll(runId, "the relay to publish the refused row and the one after it");
     expect(await seqsOnBus(runId)).toEqual([1, 2, 3]);
   });
 

@@ -3,6 +3,7 @@ import { busNames } from "@steward/contract";
 import { addDocument } from "@steward/store";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { readSubject } from "../support/bus";
+import { publishedByWriter, publishedOutboxRows } from "../support/runs";
 import { waitFor } from "../support/wait-for";
 import { openEventStream, type SseClient } from "../support/sse";
 
@@ -136,21 +137,10 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
     // Held rows (retry_at set, never attempted) are kept from the relays for 2 s: published within it, their writer
     // published them. The gateway's command names the rows it published before it, so the runner's first append
     // needs no relay either (packages/store/src/outbox/direct-publisher.test.ts has the path itself).
-    const published = await waitFor(
-      async () => {
-        const { rows } = await pool.query<{ type: string; held: boolean; early: boolean | null; attempts: number }>(
-          `SELECT coalesce((payload::jsonb)->>'type', 'command') AS type, retry_at IS NOT NULL AS held, attempts,
-                  published_at < created_at + interval '2 seconds' AS early
-             FROM outbox WHERE run_id = $1 ORDER BY id`,
-          [runId],
-        );
-        return rows.every((r) => r.early !== null) ? rows : undefined;
-      },
-      { what: "every row of the run marked published" },
-    );
+    const published = await publishedOutboxRows(pool, runId);
     expect(published.slice(0, 2).map((r) => r.type)).toEqual(["run.queued", "command"]);
     expect(published.length).toBeGreaterThan(5);
-    expect(published.filter((r) => !(r.held && r.early && r.attempts === 0))).toEqual([]);
+    expect(published.filter((r) => !publishedByWriter(r))).toEqual([]);
   });
 
   it("lists only the caller's own runs, newest first", async () => {

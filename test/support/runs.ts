@@ -1,3 +1,4 @@
+import type { Pool } from "pg";
 import type { TestPlatform } from "./platform";
 import { waitFor } from "./wait-for";
 
@@ -25,3 +26,36 @@ export async function eventsOf(platform: TestPlatform, token: string, runId: str
     after = page.body.next_after;
   }
 }
+
+/** One outbox row of a run once it is marked published: who could have published it, and when. */
+export interface PublishedRow {
+  /** The event type of a copy, or "command". */
+  readonly type: string;
+  /** Written held for its writer (retry_at set), so no relay took it within its grace. */
+  readonly held: boolean;
+  /** Marked published within the 2 s grace of a held row. */
+  readonly early: boolean;
+  readonly attempts: number;
+}
+
+/**
+ * The run's outbox rows in order, once every one is marked published. A row its writer published itself is held,
+ * never attempted by a relay, and marked within the grace.
+ */
+export async function publishedOutboxRows(pool: Pick<Pool, "query">, runId: string): Promise<PublishedRow[]> {
+  return waitFor(
+    async () => {
+      const { rows } = await pool.query<Omit<PublishedRow, "early"> & { early: boolean | null }>(
+        `SELECT coalesce((payload::jsonb)->>'type', 'command') AS type, retry_at IS NOT NULL AS held, attempts,
+                published_at < created_at + interval '2 seconds' AS early
+           FROM outbox WHERE run_id = $1 ORDER BY id`,
+        [runId],
+      );
+      return rows.every((r) => r.early !== null) ? (rows as PublishedRow[]) : undefined;
+    },
+    { what: "every outbox row of the run marked published" },
+  );
+}
+
+/** Whether the row went out from its writer right after the commit, not from a relay. */
+export const publishedByWriter = (row: PublishedRow): boolean => row.held && row.early && row.attempts === 0;

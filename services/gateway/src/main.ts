@@ -93,9 +93,9 @@ async function main(): Promise<void> {
     runsPerTenant: config.GATEWAY_RATE_LIMIT_RUNS_PER_TENANT,
     perAddress: config.GATEWAY_RATE_LIMIT_PER_ADDRESS,
   });
-  const controls = createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE });
   // Set once NATS is connected; until then the relays publish what the gateway writes.
   let publisher: DirectPublisher | undefined;
+  const controls = createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE, publisher: () => publisher });
   const createRun = createRunHandler({
     pool,
     namespace: config.STEWARD_NATS_NAMESPACE,

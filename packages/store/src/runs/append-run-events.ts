@@ -51,8 +51,8 @@ export interface AppendRunEventsResult {
 
 /**
  * The header of a command its writer published itself: the command's outbox id, below which (and including it)
- * every row of the run was on the bus before the command was (the writer publishes a run's rows one after the
- * other, each after the previous one's acknowledgement). Its receiver passes it on as `publishedThrough`.
+ * every row of the run was on the bus before the command was (its writer sends it only once every earlier row it
+ * sent of the run is acknowledged). Its receiver passes it on as `publishedThrough`.
  */
 export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 

@@ -13,7 +13,7 @@ import {
   snapshotOf,
 } from "@steward/contract";
 import { ConcurrencyError, ConflictError, NotFoundError, type Pool } from "@steward/platform";
-import { appendRunEvents, findOwnRun, readStream, type OutboxMessage } from "@steward/store";
+import { appendRunEvents, findOwnRun, readStream, type DirectPublisher, type OutboxMessage } from "@steward/store";
 import type { Principal } from "../adapters/http/auth";
 
 /** How often a cancel is tried against a run its runner keeps appending to. */
@@ -24,8 +24,12 @@ const CANCEL_ATTEMPTS = 3;
  * with the run's expected version, so an answer or a confirmation that races the runner is refused (409) rather
  * than lost or applied to what the person did not see. A cancel means the same whatever the runner just did: it
  * reads the run again and retries (a few times) instead, refused only once the run has ended.
+ *
+ * With a `publisher` (once the bus is connected) the gateway publishes an answer or a decision itself, as when
+ * it creates a run: the copy, then the command that hands the run back to a runner, vouching for the copy. When
+ * an earlier row of the run is still on its way from another writer, the append leaves them to the relays.
  */
-export function createRunControls(deps: { pool: Pool; namespace: string }) {
+export function createRunControls(deps: { pool: Pool; namespace: string; publisher?: () => DirectPublisher | undefined }) {
   const names = busNames(deps.namespace);
 
   async function load(principal: Principal, runId: string): Promise<RunState> {
@@ -46,8 +50,26 @@ export function createRunControls(deps: { pool: Pool; namespace: string }) {
         headers: { "Steward-Run-Id": runId, traceparent },
       });
     }
+    // Asked once: the rows are written for the publisher that will send them. Only a control that hands the run
+    // back publishes itself. A cancel goes by the relays: the runner it stops appends within milliseconds, while a
+    // held cancel row would still be unmarked, and its rows would wait behind it for a relay's next wake-up.
+    const publisher = requeue ? deps.publisher?.() : undefined;
+    const direct = publisher !== undefined;
     try {
-      const result = await appendRunEvents(deps.pool, { runId, tenantId: principal.tenantId, state, events, commands, namespace: deps.namespace, traceparent });
+      const result = await appendRunEvents(deps.pool, {
+        runId,
+        tenantId: principal.tenantId,
+        state,
+        events,
+        commands,
+        namespace: deps.namespace,
+        traceparent,
+        publishDirect: direct,
+        directCommands: direct,
+        // The gateway's own rows of the run still on their way (a run created a moment ago) do not hold these back.
+        ownRows: publisher?.pendingOf(runId) ?? [],
+      });
+      publisher?.publish(runId, result.direct, { last: true });
       return snapshotOf(runId, result.state);
     } catch (err) {
       if (err instanceof ConcurrencyError) throw new ConflictError("the run changed meanwhile; read it and try again", { cause: err });

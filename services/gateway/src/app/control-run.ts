@@ -15,6 +15,7 @@ import {
 import { ConcurrencyError, ConflictError, NotFoundError, type Pool } from "@steward/platform";
 import { appendRunEvents, findOwnRun, readStream, type DirectPublisher, type OutboxMessage } from "@steward/store";
 import type { Principal } from "../adapters/http/auth";
+import { ownPublishing } from "./own-publishing";
 
 /** How often a cancel is tried against a run its runner keeps appending to. */
 const CANCEL_ATTEMPTS = 3;
@@ -50,27 +51,13 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
         headers: { "Steward-Run-Id": runId, traceparent },
       });
     }
-    // Asked once: the rows are written for the publisher that will send them. Only a control that hands the run
-    // back publishes itself. A cancel goes by the relays: the runner it stops appends within milliseconds, while a
-    // held cancel row would still be unmarked, and its rows would wait behind it for a relay's next wake-up.
-    const publisher = requeue ? deps.publisher?.() : undefined;
-    const direct = publisher !== undefined;
+    // Only a control that hands the run back publishes itself. A cancel goes by the relays: the runner it stops
+    // appends within milliseconds, while a held cancel row would still be unmarked, and its rows would wait behind
+    // it for a relay's next wake-up.
+    const publishing = ownPublishing(requeue ? deps.publisher?.() : undefined, runId);
     try {
-      const result = await appendRunEvents(deps.pool, {
-        runId,
-        tenantId: principal.tenantId,
-        state,
-        events,
-        commands,
-        namespace: deps.namespace,
-        traceparent,
-        publishDirect: direct,
-        directCommands: direct,
-        // The gateway's own rows of the run still on their way (a run created a moment ago) do not hold these back.
-        ownRows: publisher?.pendingOf(runId) ?? [],
-      });
-      publisher?.publish(runId, result.direct, { last: true });
-      return snapshotOf(runId, result.state);
+      const appended = await appendRunEvents(deps.pool, { runId, tenantId: principal.tenantId, state, events, commands, namespace: deps.namespace, traceparent, ...publishing.fields });
+      return snapshotOf(runId, publishing.handOff(appended).state);
     } catch (err) {
       if (err instanceof ConcurrencyError) throw new ConflictError("the run changed meanwhile; read it and try again", { cause: err });
       throw err;

@@ -12,8 +12,9 @@ import {
   type RunSnapshot,
 } from "@steward/contract";
 import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type AppendRunEventsResult, type DirectPublisher } from "@steward/store";
+import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type DirectPublisher } from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
+import { ownPublishing, type OwnPublishing } from "./own-publishing";
 import type { Principal } from "../adapters/http/auth";
 import type { CreateRunBody } from "../adapters/http/schemas";
 
@@ -70,12 +71,6 @@ export function createRunHandler(deps: {
     return found.snapshot;
   }
 
-  /** Hands the rows its writer keeps from the relays to the publisher: the gateway writes nothing more of the run. */
-  function published(runId: string, result: AppendRunEventsResult, publisher: DirectPublisher | undefined): AppendRunEventsResult {
-    publisher?.publish(runId, result.direct, { last: true });
-    return result;
-  }
-
   /** The run once added to the thread, or the run created first with its Idempotency-Key (a retry). */
   async function inThread(
     cmd: CreateRunCommand,
@@ -83,13 +78,13 @@ export function createRunHandler(deps: {
     append: AppendRunEventsInput,
     createdAt: string,
     requestHash: string,
-    publisher: DirectPublisher | undefined,
+    publishing: OwnPublishing,
   ): Promise<RunSnapshot> {
     const owner = { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId };
     const outcome = await addRunToThread(deps.pool, { threadId, owner, run: append, addedAt: createdAt });
     switch (outcome.kind) {
       case "added":
-        return snapshotOf(append.runId, published(append.runId, outcome.run, publisher).state);
+        return snapshotOf(append.runId, publishing.handOff(outcome.run).state);
       case "not_found":
         throw new NotFoundError("thread not found");
       case "archived":
@@ -115,8 +110,7 @@ export function createRunHandler(deps: {
     const requestHash = createHash("sha256").update(canonicalJson(hashed)).digest("hex");
     const runId = randomUUID();
     const createdAt = clock();
-    // Asked once: the rows are written for the publisher that will send them.
-    const publisher = deps.publisher?.();
+    const publishing = ownPublishing(deps.publisher?.(), runId);
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
     if (cmd.elevationSessionId) command.elevation_session_id = cmd.elevationSessionId;
     // No roles are written here: the membership is the PDP's fact, seeded at the user's first decision and
@@ -155,12 +149,11 @@ export function createRunHandler(deps: {
       traceparent: cmd.traceparent,
       idempotencyKey: cmd.idempotencyKey ?? null,
       requestHash,
-      publishDirect: publisher !== undefined,
-      directCommands: true,
+      ...publishing.fields,
     };
     try {
-      if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publisher);
-      return snapshotOf(runId, published(runId, await appendRunEvents(deps.pool, append), publisher).state);
+      if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publishing);
+      return snapshotOf(runId, publishing.handOff(await appendRunEvents(deps.pool, append)).state);
     } catch (err) {
       // The key was used before (a retry, or two retries racing): answer with the run created first.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {

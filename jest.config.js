@@ -4,7 +4,7 @@ const swc = ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es
 module.exports = {
   testEnvironment: "node",
   transform: { "^.+\\.(t|j)s$": swc },
-  moduleNameMapper: { "^@steward/(contract|platform|store|proto)$": "<rootDir>/packages/$1/src" },
+  moduleNameMapper: { "^@steward/(contract|platform|store|proto|pdp)$": "<rootDir>/packages/$1/src" },
   testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/packages/console/app/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/dist/"],
   testTimeout: 60_000,

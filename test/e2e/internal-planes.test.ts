@@ -385,6 +385,9 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       ["gateway", "INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES (gen_random_uuid(), 'f', 't', 'ok', '{}')"],
       ["gateway", "SELECT count(*) FROM policy_decisions"],
       ["gateway", "UPDATE policy_sets SET status = 'active'"],
+      ["gateway", "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('globex', 99, 'permit(principal, action, resource);', '{}', 'active', 'x')"],
+      ["gateway", "SELECT count(*) FROM elevation_sessions"],
+      ["gateway", "DELETE FROM policy_decisions"],
       ["gateway", "DELETE FROM events"],
       ["tool-exec", "SELECT input FROM runs"],
       ["tool-exec", "UPDATE runs SET state = 'succeeded'"],
@@ -405,6 +408,8 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       expect(await asRole("policy", "SELECT count(*) FROM policy_decisions")).toBe("ok");
       expect(await asRole("agent-runner", "SELECT count(*) FROM events")).toBe("ok");
       expect(await asRole("gateway", "SELECT count(*) FROM outbox")).toBe("ok");
+      // Its route guard decides in process: it reads the active sets and writes (only writes) the decision log.
+      expect(await asRole("gateway", "SELECT count(*) FROM policy_sets")).toBe("ok");
     });
   });
 

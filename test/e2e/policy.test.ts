@@ -188,8 +188,20 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     expect(results.map((r) => r.data.result_code)).toEqual(["60502"]);
     const { rows: effects } = await pool.query("SELECT count(*)::int AS n FROM test_side_effects WHERE run_id = $1", [created.body.id]);
     expect(effects[0].n).toBe(0);
-    // A route while the PDP is away: no permit (fail closed), but 503 with Retry-After, not a 403 about rights.
+    // Routes are decided in the gateway's process with the same records: the policy service being away does not
+    // stop a tenant whose set the gateway can read, and the decision is still in the log.
+    const asked = await pool.query("SELECT coalesce(max(id), 0) AS id FROM policy_decisions");
     const route = await platform.http("GET", "/v1/agents/runs", { token: member });
-    expect([route.status, route.body.code, route.headers.get("retry-after")]).toEqual([503, 10503, "1"]);
+    expect(route.status).toBe(200);
+    const { rows: recorded } = await pool.query(
+      "SELECT tenant_id, user_id, action, permit, policy_version FROM policy_decisions WHERE id > $1 AND action = 'agent.run.read'",
+      [asked.rows[0].id],
+    );
+    expect(recorded).toEqual([{ tenant_id: "acme", user_id: "mia", action: "agent.run.read", permit: true, policy_version: expect.any(Number) }]);
+    // A tenant without a set yet needs the policy service (it installs the default set): no permit (fail closed),
+    // but 503 with Retry-After, not a 403 about rights.
+    const newcomer = await platform.token({ tenant: "newco-pdp-down", user: "ned" });
+    const refused = await platform.http("GET", "/v1/agents/runs", { token: newcomer });
+    expect([refused.status, refused.body.code, refused.headers.get("retry-after")]).toEqual([503, 10503, "1"]);
   });
 });

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { ConfigError, commonConfig, env, grpcTlsConfig, healthConfig, natsAuthConfig, readConfig, testHooks, testHooksConfig } from "@steward/platform";
+import { defaultPolicyDir } from "@steward/pdp";
 
 /** The SSE keep-alive comment interval (ms); an idle-socket timeout must leave room for it. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
@@ -32,6 +33,10 @@ export const gatewayConfigSpec = {
   /** Requests without valid credentials one client address (IPv6: its /64) may make per window. */
   GATEWAY_RATE_LIMIT_PER_ADDRESS: env.int(1, 1_000_000_000, 600),
   POLICY_ADDR: env.hostPort("127.0.0.1:50052"),
+  /** The Cedar schema and default set the route guard's in-process PDP validates against (the policy service's). */
+  STEWARD_POLICY_DIR: env.string(defaultPolicyDir),
+  /** Tenants whose parsed active sets the route guard holds (as the policy service's POLICY_CACHE_TENANTS). */
+  POLICY_CACHE_TENANTS: env.int(1, 1_000_000, 1000),
   /** tool-exec, asked only for its catalogue (MCP search_capabilities); the gateway never invokes a tool. */
   TOOL_EXEC_ADDR: env.hostPort("127.0.0.1:50051"),
   /** Open MCP sessions one user may hold (/mcp, docs/mcp.md); opening one more closes their least recently used. */

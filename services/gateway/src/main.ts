@@ -22,11 +22,13 @@ import {
   watchPools,
   type NatsConnection,
 } from "@steward/platform";
+import { createPdp, listenForActivations } from "@steward/pdp";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
 import { createDirectPublisher, createOutboxRelay, datasetsFor, type DirectPublisher, listMcpSessions, readBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
+import { createGatewayDecisions } from "./app/gateway-decisions";
 import { createRunHandler } from "./app/create-run";
 import { createRunControls } from "./app/control-run";
 import { createPlatformStatus } from "./app/platform-status";
@@ -84,7 +86,11 @@ async function main(): Promise<void> {
     audience: config.STEWARD_JWT_AUDIENCE,
     maxTtlSeconds: config.STEWARD_JWT_MAX_TTL,
   });
-  const authorize = createAuthorizer({ pdp, logger });
+  // Routes and MCP calls are decided in process, with the policy service's code, facts and decision log; the
+  // policy service installs a new tenant's default set (asked then) and serves the policy administration.
+  const routePdp = createPdp({ pool, policyDir: config.STEWARD_POLICY_DIR, logger }, { cacheTenants: config.POLICY_CACHE_TENANTS, installsDefault: false });
+  const decide = createGatewayDecisions({ decide: routePdp.decide, policyService: pdp });
+  const authorize = createAuthorizer({ decide, logger });
   const rateLimits = createRateLimits(pool, logger, {
     windowSeconds: config.GATEWAY_RATE_LIMIT_WINDOW_SECONDS,
     perUser: config.GATEWAY_RATE_LIMIT_PER_USER,
@@ -122,7 +128,7 @@ async function main(): Promise<void> {
     feed,
     createRun,
     mcp: {
-      decide: createSessionDecider({ pdp, logger }),
+      decide: createSessionDecider({ decide, logger }),
       createRun,
       controls,
       follow: createRunFollower({ reads: createRunReads({ pool }), feed }),
@@ -158,10 +164,12 @@ async function main(): Promise<void> {
 
   let stopRelay: (() => Promise<void>) | undefined;
   let stopPings: (() => void) | undefined;
+  let stopActivations: (() => void) | undefined;
   const stopping = new AbortController();
   onShutdown(logger, [
     async () => stopping.abort(),
     async () => stopPings?.(),
+    async () => stopActivations?.(),
     async () => rateLimits.stop(),
     () => app.close(),
     async () => stopRelay?.(),
@@ -176,6 +184,8 @@ async function main(): Promise<void> {
 
   const conn = await connectNats(config.NATS_URL, "steward-gateway", natsAs);
   nc = conn;
+  // Until NATS answers, an activation reaches the route guard when its cached set ages out (as a PDP replica's).
+  stopActivations = listenForActivations(conn, config.STEWARD_NATS_NAMESPACE, (tenantId) => routePdp.sets.invalidate(tenantId));
   const link = watchNatsLink(conn, logger);
   readiness.add("nats", linkCheck("NATS", link.connected));
   const provision = () => provisionTopology(conn, names, { replicas: config.STEWARD_NATS_REPLICAS });

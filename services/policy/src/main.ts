@@ -29,8 +29,8 @@ import {
   watchPools,
   type NatsConnection,
 } from "@steward/platform";
-import { composePolicyService, defaultPolicyDir } from "./app/compose";
-import { deferredActivations } from "./adapters/nats/invalidation";
+import { deferredActivations, defaultPolicyDir } from "@steward/pdp";
+import { composePolicyService } from "./app/compose";
 
 /**
  * Serves decisions as soon as its port is bound: a decision needs PostgreSQL (facts, the decision log), and

@@ -14,8 +14,7 @@ import { fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
-import { createCedarEngine, type CedarAnswer, type CedarRequest, type PreparedPolicySet } from "./adapters/cedar/engine";
-import { entitiesFor, resourceUid } from "./domain/entities";
+import { createCedarEngine, entitiesFor, resourceUid, type CedarAnswer, type CedarRequest, type PreparedPolicySet } from "@steward/pdp";
 
 interface StressOptions {
   /** Child processes, one after another; default 6. */

@@ -10,7 +10,7 @@ export interface NatsPermissions {
   readonly allow_responses?: boolean;
 }
 
-/** The policy service's activation broadcast (services/policy/src/adapters/nats/invalidation.ts). */
+/** The policy service's activation broadcast (packages/pdp/src/adapters/nats/invalidation.ts). */
 function activationSubject(namespace: string): string {
   return `${namespace ? `${namespace}.` : ""}steward.policy.activated`;
 }
@@ -18,7 +18,7 @@ function activationSubject(namespace: string): string {
 /**
  * What each service may do on the bus (SPEC §10), for the subjects and streams of `namespace`:
  * - gateway: publishes commands and event copies (its outbox relay), reads run events and token deltas (SSE),
- *   provisions the streams, asks for status;
+ *   provisions the streams, asks for status, hears the activation broadcast (its route guard decides in process);
  * - agent-runner: pulls commands from its consumer and acknowledges them, publishes event copies, token deltas
  *   and dead letters, watches cancellations; never publishes a command or reads deltas;
  * - policy: publishes and hears the activation broadcast, which nobody else may publish;
@@ -39,7 +39,7 @@ export function natsPermissions(service: ServiceIdentity, namespace = ""): NatsP
         publish: {
           allow: [names.runRequested, `${s}agent.events.>`, names.statusPing, ...provision, `$JS.API.CONSUMER.INFO.${consumer}`],
         },
-        subscribe: { allow: [inbox, `${s}agent.events.>`, `${s}agent.deltas.>`, names.statusPing] },
+        subscribe: { allow: [inbox, `${s}agent.events.>`, `${s}agent.deltas.>`, names.statusPing, activationSubject(namespace)] },
         allow_responses: true,
       };
     case "agent-runner":

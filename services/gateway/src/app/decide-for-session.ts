@@ -1,8 +1,8 @@
 import type { PolicyPoint } from "@steward/contract";
 import type { Logger } from "@steward/platform";
-import type { PolicyDecisionApi } from "@steward/proto";
 import type { Principal } from "../adapters/http/auth";
 import type { McpMode } from "../domain/mcp-mode";
+import type { GatewayDecide } from "./gateway-decisions";
 
 /** The MCP session a decision is made for: the PDP gets both in its context and the decision log names them. */
 export interface McpSessionRef {
@@ -28,29 +28,27 @@ export type DecideForSession = (
 export const PDP_UNAVAILABLE = "60502";
 
 /**
- * Asks the PDP for one MCP call (or the opening of a session), naming the session and its mode in the
- * decision's context (`mcp_session`, `mcp_mode`; Cedar sees them as optional context attributes). Fails closed:
- * an unreachable PDP is a deny with 60502.
+ * Decides one MCP call (or the opening of a session), naming the session and its mode in the decision's context
+ * (`mcp_session`, `mcp_mode`; Cedar sees them as optional context attributes). Fails closed: a decision that
+ * cannot be made is a deny with 60502.
  */
-export function createSessionDecider(deps: { pdp: PolicyDecisionApi; logger: Logger }): DecideForSession {
+export function createSessionDecider(deps: { decide: GatewayDecide; logger: Logger }): DecideForSession {
   return async (principal, point, resource, session, options = {}) => {
     const context: Record<string, string> = { mcp_session: session.id, mcp_mode: session.mode };
     if (options.runId) context.run_id = options.runId;
     // A capability's own point is decided on the tool, whose safety the policy may test (Observe never writes).
     if (options.toolSafety) context.tool_safety = options.toolSafety;
     try {
-      const d = await deps.pdp.decide(
-        {
-          principal: { tenantId: principal.tenantId, userId: principal.userId, roles: [...principal.roles], rolesFromToken: true },
-          action: point,
-          resource,
-          context,
-        },
-        { deadlineMs: 2000, traceparent: options.traceparent, waitForReady: true },
+      const d = await deps.decide(
+        { tenantId: principal.tenantId, userId: principal.userId, tokenRoles: [...principal.roles], action: point, resource, context },
+        { traceparent: options.traceparent },
       );
       return { permit: d.permit, code: d.permit ? "" : d.code || "60500" };
     } catch (err) {
-      deps.logger.warn({ grpc_code: (err as { code?: number }).code, action: point, mcp_session: session.id }, "PDP unreachable; denying the MCP call");
+      deps.logger.warn(
+        { error_class: (err as Error)?.name, code: (err as { code?: number | string }).code, action: point, mcp_session: session.id },
+        "MCP call could not be decided; denying",
+      );
       return { permit: false, code: PDP_UNAVAILABLE };
     }
   };

@@ -1,11 +1,6 @@
 import { isMcpPolicyPoint, isPolicyPoint } from "@steward/contract";
-import type { CedarEngine } from "../adapters/cedar/engine";
-import type { PolicySetStore, PolicySetRow } from "../adapters/pg/policy-sets";
-import type { DecisionLog } from "../adapters/pg/decision-log";
+import { decisionOf, entitiesFor, resourceUid, type ActiveSets, type CedarEngine, type DecisionLog, type PolicySetRow, type PolicySetStore } from "@steward/pdp";
 import type { Elevations } from "../adapters/pg/elevations";
-import { decisionOf } from "../domain/decide";
-import { entitiesFor, resourceUid } from "../domain/entities";
-import type { ActiveSets } from "./active-sets";
 
 /** A request the admin API refuses: the message is for the administrator (their own policy text). */
 export class AdminInputError extends Error {

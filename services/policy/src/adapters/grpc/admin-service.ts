@@ -1,8 +1,7 @@
 import { grpc, grpcError, type Logger } from "@steward/platform";
 import type { DecisionRecord, Elevation, PolicyAdminServer, PolicySetInfo } from "@steward/proto";
 import { AdminInputError, AdminNotFoundError, type PolicyAdmin } from "../../app/admin";
-import type { PolicySetRow } from "../pg/policy-sets";
-import type { DecisionRow } from "../pg/decision-log";
+import type { DecisionRow, PolicySetRow } from "@steward/pdp";
 import type { ElevationRecord } from "../pg/elevations";
 
 const setInfo = (r: PolicySetRow): PolicySetInfo => ({

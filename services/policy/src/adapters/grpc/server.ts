@@ -1,6 +1,6 @@
 import { allowPeers, createGrpcServer, grpc, grpcError, type Logger, type PeerRules } from "@steward/platform";
 import { PolicyAdminService, PolicyDecisionService, type PolicyDecisionServer } from "@steward/proto";
-import type { DecisionHandler } from "../../app/decide-request";
+import type { DecisionHandler } from "@steward/pdp";
 import type { PolicyAdmin } from "../../app/admin";
 import { tracedDecision } from "../tracing/decision-span";
 import { policyAdminService } from "./admin-service";

@@ -1,5 +1,5 @@
 import { createMetrics, sampleValue } from "@steward/platform";
-import type { DecisionHandler, DecisionQuery } from "../../app/decide-request";
+import type { DecisionHandler, DecisionQuery } from "@steward/pdp";
 import { withDecisionMetrics } from "./decision-metrics";
 
 const query: DecisionQuery = {

@@ -1,5 +1,5 @@
 import { metricCatalog, noCode, secondsSince, type Metrics } from "@steward/platform";
-import type { DecisionHandler } from "../../app/decide-request";
+import type { DecisionHandler } from "@steward/pdp";
 
 /**
  * Counts decisions by effect and code and times each one (facts, evaluation and the decision log), as an

@@ -1,5 +1,5 @@
 import { inSpan, SpanKind, tracingOn } from "@steward/platform";
-import type { DecisionHandler, DecisionQuery } from "../../app/decide-request";
+import type { DecisionHandler, DecisionQuery } from "@steward/pdp";
 
 /**
  * Decides inside a server span, a child of the caller's (the `traceparent` of the call's metadata): the action,

@@ -7,7 +7,7 @@ import { createPgPolicyFacts } from "../adapters/pg/facts";
 import { createPgPolicySetStore } from "../adapters/pg/policy-sets";
 import { createPgDecisionLog } from "../adapters/pg/decision-log";
 import { createActiveSets } from "./active-sets";
-import { defaultPolicyDir } from "./compose";
+import { defaultPolicyDir } from "./create-pdp";
 import { createDecisionHandler, type DecisionHandler, type DecisionQuery } from "./decide-request";
 import { freshDatabase } from "../../../../test/support/databases";
 

@@ -6,8 +6,22 @@ export interface ActiveSet extends PreparedPolicySet {
   readonly version: number;
 }
 
+/**
+ * The tenant has no policy set yet, and this reader may not install the default one (the gateway's route guard:
+ * writing policy sets is the policy service's alone). The caller asks the policy service, which installs it.
+ */
+export class NoActiveSetError extends Error {
+  constructor(readonly tenantId: string) {
+    super(`tenant ${tenantId} has no policy set yet`);
+    this.name = "NoActiveSetError";
+  }
+}
+
 export interface ActiveSets {
-  /** The tenant's active, pre-parsed set; installs the default set for a tenant that has none. */
+  /**
+   * The tenant's active, pre-parsed set; installs the default set for a tenant that has none (or, without
+   * `installsDefault`, throws NoActiveSetError).
+   */
   get(tenantId: string): Promise<ActiveSet>;
   /** Pre-parses any stored version (for a dry run); not kept among the tenants' active sets. */
   version(tenantId: string, version: number): Promise<ActiveSet | null>;
@@ -20,6 +34,8 @@ export interface ActiveSetsOptions {
   readonly maxAgeMs?: number;
   /** How many tenants' active sets are held (default 1000); the least recently used is dropped and re-read on its next decision. */
   readonly maxTenants?: number;
+  /** Whether a tenant without any set gets the default one installed (default true: the policy service). */
+  readonly installsDefault?: boolean;
 }
 
 /**
@@ -47,6 +63,7 @@ export function createActiveSets(
       if (hit && Date.now() - hit.at < maxAgeMs) return hit.set;
       let row = await deps.store.active(tenantId);
       if (!row) {
+        if (options.installsDefault === false) throw new NoActiveSetError(tenantId);
         await deps.store.installDefault(tenantId, deps.defaultText, Object.keys(deps.defaultSet.policies));
         row = await deps.store.active(tenantId);
       }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createCedarEngine } from "../adapters/cedar/engine";
 import type { PolicySetRow, PolicySetStore } from "../adapters/pg/policy-sets";
 import { entitiesFor, resourceUid } from "../domain/entities";
-import { defaultPolicyDir } from "./compose";
+import { defaultPolicyDir } from "./create-pdp";
 import { createActiveSets, type ActiveSet } from "./active-sets";
 
 const schema = readFileSync(join(defaultPolicyDir, "schema.cedarschema"), "utf8");

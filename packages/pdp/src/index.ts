@@ -1,0 +1,18 @@
+export { createPdp, defaultPolicyDir, type Pdp, type PdpOptions } from "./app/create-pdp";
+export { NoActiveSetError, createActiveSets, type ActiveSet, type ActiveSets, type ActiveSetsOptions } from "./app/active-sets";
+export { createDecisionHandler, type DecisionHandler, type DecisionQuery } from "./app/decide-request";
+export { decisionOf, unknownActionDecision, type CedarVerdict, type Decision, type ElevationState } from "./domain/decide";
+export { entitiesFor, resourceUid } from "./domain/entities";
+export {
+  createCedarEngine,
+  type CedarAnswer,
+  type CedarEngine,
+  type CedarRequest,
+  type PreparedPolicySet,
+  type ValidatedPolicySet,
+  type ValidationIssue,
+} from "./adapters/cedar/engine";
+export { createPgPolicySetStore, type PolicySetRow, type PolicySetStore } from "./adapters/pg/policy-sets";
+export { createPgDecisionLog, type DecisionEntry, type DecisionLog, type DecisionRow } from "./adapters/pg/decision-log";
+export { createPgPolicyFacts, type PolicyFacts } from "./adapters/pg/facts";
+export { activationSubject, announceActivation, deferredActivations, listenForActivations } from "./adapters/nats/invalidation";

@@ -128,6 +128,22 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     expect(res.body.code).toBe(10031);
   });
 
+  it("a run's creation is decided by the gateway and recorded once: with the run, or before a refusal of its input", async () => {
+    const member = await platform.token({ tenant: "acme", user: "rita" });
+    const creations = async () =>
+      (await pool.query("SELECT permit, policy_version FROM policy_decisions WHERE user_id = 'rita' AND action = 'agent.run.create'")).rows;
+    const created = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: "recorded with the run" } });
+    expect(created.status).toBe(201);
+    expect(await creations()).toEqual([{ permit: true, policy_version: expect.any(Number) }]);
+    // Refused after the permit (the body's schema is checked after the route's policy): the record is still kept.
+    const refused = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: 42 } });
+    expect(refused.status).toBe(400);
+    expect(await creations()).toHaveLength(2);
+    // A denied creation is recorded as a deny (the suspended member above).
+    const { rows } = await pool.query("SELECT permit, code FROM policy_decisions WHERE user_id = 'sam' AND action = 'agent.run.create'");
+    expect(rows).toEqual([{ permit: false, code: "60500" }]);
+  });
+
   it("the decision log has one record per tool call with the deciding policy, written before the tool ran; only admins read it", async () => {
     const member = await platform.token({ tenant: "acme", user: "mia" });
     // test_witness reads the decision log on tool-exec's own connection when it runs: it sees a decision only

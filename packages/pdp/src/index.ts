@@ -1,6 +1,6 @@
 export { createPdp, defaultPolicyDir, type Pdp, type PdpOptions } from "./app/create-pdp";
 export { NoActiveSetError, createActiveSets, type ActiveSet, type ActiveSets, type ActiveSetsOptions } from "./app/active-sets";
-export { createDecisionHandler, type DecisionHandler, type DecisionQuery } from "./app/decide-request";
+export { createDecisionHandler, type DecisionAnswer, type DecisionHandler, type DecisionPoint, type DecisionQuery, type Evaluation } from "./app/decide-request";
 export { decisionOf, unknownActionDecision, type CedarVerdict, type Decision, type ElevationState } from "./domain/decide";
 export { entitiesFor, resourceUid } from "./domain/entities";
 export {
@@ -13,6 +13,6 @@ export {
   type ValidationIssue,
 } from "./adapters/cedar/engine";
 export { createPgPolicySetStore, type PolicySetRow, type PolicySetStore } from "./adapters/pg/policy-sets";
-export { createPgDecisionLog, type DecisionEntry, type DecisionLog, type DecisionRow } from "./adapters/pg/decision-log";
+export { createPgDecisionLog, decisionRow, type DecisionEntry, type DecisionLog, type DecisionRow } from "./adapters/pg/decision-log";
 export { createPgPolicyFacts, type PolicyFacts } from "./adapters/pg/facts";
 export { activationSubject, announceActivation, deferredActivations, listenForActivations } from "./adapters/nats/invalidation";

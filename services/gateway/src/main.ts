@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   // Routes and MCP calls are decided in process, with the policy service's code, facts and decision log; the
   // policy service installs a new tenant's default set (asked then) and serves the policy administration.
   const routePdp = createPdp({ pool, policyDir: config.STEWARD_POLICY_DIR, logger }, { cacheTenants: config.POLICY_CACHE_TENANTS, installsDefault: false });
-  const decide = createGatewayDecisions({ decide: routePdp.decide, policyService: pdp });
+  const decide = createGatewayDecisions({ pdp: routePdp, policyService: pdp });
   const authorize = createAuthorizer({ decide, logger });
   const rateLimits = createRateLimits(pool, logger, {
     windowSeconds: config.GATEWAY_RATE_LIMIT_WINDOW_SECONDS,

@@ -6,7 +6,7 @@ import { createPgPolicyFacts } from "../adapters/pg/facts";
 import { createPgPolicySetStore, type PolicySetStore } from "../adapters/pg/policy-sets";
 import { createPgDecisionLog, type DecisionLog } from "../adapters/pg/decision-log";
 import { createActiveSets, type ActiveSets } from "./active-sets";
-import { createDecisionHandler, type DecisionHandler } from "./decide-request";
+import { createDecisionHandler, type DecisionPoint } from "./decide-request";
 
 /** The policy folder that ships with Steward: the Cedar schema and the default set for new tenants. */
 export const defaultPolicyDir = join(__dirname, "..", "..", "..", "..", "infra", "policies");
@@ -19,7 +19,7 @@ export interface PdpOptions {
 }
 
 export interface Pdp {
-  readonly decide: DecisionHandler;
+  readonly decide: DecisionPoint;
   readonly engine: CedarEngine;
   readonly store: PolicySetStore;
   readonly sets: ActiveSets;

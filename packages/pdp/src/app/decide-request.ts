@@ -4,7 +4,7 @@ import { decisionOf, unknownActionDecision, type Decision, type ElevationState }
 import { entitiesFor, resourceUid } from "../domain/entities";
 import type { CedarEngine } from "../adapters/cedar/engine";
 import type { PolicyFacts } from "../adapters/pg/facts";
-import type { DecisionLog } from "../adapters/pg/decision-log";
+import type { DecisionEntry, DecisionLog } from "../adapters/pg/decision-log";
 import type { ActiveSets } from "./active-sets";
 
 export interface DecisionQuery {
@@ -20,12 +20,33 @@ export interface DecisionQuery {
   readonly context: Readonly<Record<string, string>>;
 }
 
+/** A decision made and logged (the `decision` line), with the record it owes the decision log. */
+export interface Evaluation {
+  readonly decision: Decision;
+  readonly policyVersion: number | null;
+  readonly entry: DecisionEntry;
+}
+
+export type DecisionAnswer = Decision & { policyVersion: number | null };
+
+/** Decides, writes the record to the log (committed), then answers. */
+export type DecisionHandler = (query: DecisionQuery) => Promise<DecisionAnswer>;
+
+/** The decision handler, and the same decision without its record written. */
+export interface DecisionPoint extends DecisionHandler {
+  /**
+   * Decides without writing the record: the caller writes `entry` in the statement of the work the decision
+   * permits, or alone (`log.record`) before it answers otherwise. Nothing may act on it before then.
+   */
+  evaluate(query: DecisionQuery): Promise<Evaluation>;
+}
+
 /**
  * One decision with the facts of this moment: the membership's roles now (never a token's claim, which could
  * outlive a revocation), the elevation session's state right now, the tenant's active policy set. The decision
  * is written to the log before it is answered.
  */
-export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSets; engine: CedarEngine; log: DecisionLog; logger: Logger }) {
+export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSets; engine: CedarEngine; log: DecisionLog; logger: Logger }): DecisionPoint {
   async function elevationOf(query: DecisionQuery): Promise<ElevationState> {
     const id = query.context.elevation_session_id;
     if (!id) return { kind: "none" };
@@ -37,7 +58,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
     return { kind: "valid", grantsAction: session.actions.includes(query.action) };
   }
 
-  return async function handle(query: DecisionQuery): Promise<Decision & { policyVersion: number | null }> {
+  async function evaluate(query: DecisionQuery): Promise<Evaluation> {
     const started = performance.now();
     let decision: Decision;
     let policyVersion: number | null = null;
@@ -74,7 +95,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       }
     }
     const latencyMs = Number((performance.now() - started).toFixed(3));
-    await deps.log.record({
+    const entry: DecisionEntry = {
       tenantId: query.tenantId,
       userId: query.userId,
       action: query.action,
@@ -91,7 +112,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       policyIds: decision.policyIds,
       policyVersion,
       latencyMs,
-    });
+    };
     deps.logger.info(
       {
         tenant_id: query.tenantId,
@@ -107,8 +128,15 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       },
       "decision",
     );
+    return { decision, policyVersion, entry };
+  }
+
+  async function handle(query: DecisionQuery): Promise<DecisionAnswer> {
+    const { decision, policyVersion, entry } = await evaluate(query);
+    await deps.log.record(entry);
     return { ...decision, policyVersion };
-  };
+  }
+  return Object.assign(handle, { evaluate });
 }
 
 /**
@@ -122,4 +150,3 @@ function mcpContextOf(context: Readonly<Record<string, string>>): Record<string,
   return out;
 }
 
-export type DecisionHandler = ReturnType<typeof createDecisionHandler>;

@@ -40,6 +40,11 @@ export interface AppendRunEventsInput {
    * was handed said so (`Steward-Published-Through`). Rows up to it do not hold the writer's own publishing.
    */
   readonly publishedThrough?: string | null;
+  /**
+   * A `policy_decisions` row (column names as keys) committed with the events, only when they are (the gateway's
+   * permit to create the run: its record and the run in one commit). Needs INSERT on the decision log.
+   */
+  readonly permitRecord?: Readonly<Record<string, unknown>> | null;
 }
 
 export interface AppendRunEventsResult {
@@ -59,6 +64,17 @@ export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 /** How long a row its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
 
+/** The permit's record, inserted only with the events (a stream not at the expected version writes neither). */
+const PERMIT_RECORD = `
+permit AS (
+  INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
+                                elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
+                                mcp_session_id, mcp_mode)
+  SELECT d.tenant_id, d.user_id, d.action, d.resource_type, d.resource_id, d.run_id, d.step_no, d.fingerprint,
+         d.elevation_session_id, d.permit, d.code, d.policy_ids, d.policy_version, d.latency_ms, d.mcp_session_id, d.mcp_mode
+    FROM jsonb_populate_record(NULL::policy_decisions, $38::jsonb) AS d
+   WHERE EXISTS (SELECT 1 FROM ins)),`;
+
 /**
  * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
  * a racing appender hits the unique (stream_id, version) constraint), their bus copies (subject
@@ -66,8 +82,8 @@ export const DIRECT_GRACE_MS = 2000;
  * and seq) and the commands in the outbox, after the copies, each row naming the run, and the runs projection
  * from the fold — all or nothing.
  */
-const APPEND_RUN_EVENTS = `
-WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at")},
+const appendRunEventsSql = (permit: boolean) => `
+WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at")},${permit ? PERMIT_RECORD : ""}
 -- Published by the writer only when every earlier row of the run is on the bus or on its way there by this
 -- writer: a row held for another writer (a dead runner's, or one whose publish failed) goes first, by a relay.
 direct AS (
@@ -106,7 +122,8 @@ SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM copies WHERE
 UNION ALL
 SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM commands WHERE direct
 ORDER BY outbox_id NULLS FIRST, version`;
-const appendStatement = preparedStatement("steward.append_run_events", APPEND_RUN_EVENTS);
+const appendStatement = preparedStatement("steward.append_run_events", appendRunEventsSql(false));
+const appendWithPermitStatement = preparedStatement("steward.append_run_events_permitted", appendRunEventsSql(true));
 
 /**
  * The one write path of a run: append the events with optimistic concurrency on the state's version, put
@@ -124,7 +141,8 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   let rows: AppendedRow[];
   let direct: OutboxRow[];
   try {
-    const result = await pool.query<AppendedRow>(appendStatement([
+    const statement = input.permitRecord ? appendWithPermitStatement : appendStatement;
+    const result = await pool.query<AppendedRow>(statement([
       input.runId,
       input.tenantId,
       input.state.version,
@@ -143,6 +161,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
+      ...(input.permitRecord ? [JSON.stringify(input.permitRecord)] : []),
     ]));
     rows = result.rows.filter((r) => r.outbox_id === null);
     direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));

@@ -15,6 +15,7 @@ import { ConflictError, NotFoundError, ValidationError, type Pool } from "@stewa
 import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type DirectPublisher } from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
 import { ownPublishing, type OwnPublishing } from "./own-publishing";
+import type { PendingPermit } from "./gateway-decisions";
 import type { Principal } from "../adapters/http/auth";
 import type { CreateRunBody } from "../adapters/http/schemas";
 
@@ -29,6 +30,11 @@ export interface CreateRunCommand {
   readonly mcpMode?: string;
   /** A capability invoked directly (invoke_capability): the run makes these calls without a model (docs/mcp.md). */
   readonly invocation?: RunInvocation;
+  /**
+   * The route's permit, its record not yet written: committed with the new run, or written alone before the
+   * answer when no run is inserted (a retry answered with the run created first, a refusal).
+   */
+  readonly permit?: PendingPermit | null;
 }
 
 const UNIQUE_VIOLATION = "23505";
@@ -104,6 +110,17 @@ export function createRunHandler(deps: {
   }
 
   return async function createRun(cmd: CreateRunCommand): Promise<RunSnapshot> {
+    const permit = owedRecord(cmd.permit ?? null);
+    try {
+      return await created(cmd, permit);
+    } catch (err) {
+      // No run was inserted with the record: it is written alone, and the refusal stands whatever becomes of it.
+      await permit.writeAlone().catch(() => undefined);
+      throw err;
+    }
+  };
+
+  async function created(cmd: CreateRunCommand, permit: OwedRecord): Promise<RunSnapshot> {
     checkRunContent(cmd.body);
     // An invocation is part of the request: the same key with another capability or arguments is refused.
     const hashed = cmd.invocation ? { body: cmd.body, invocation: cmd.invocation } : cmd.body;
@@ -151,18 +168,53 @@ export function createRunHandler(deps: {
       requestHash,
       ...publishing.fields,
     };
+    if (cmd.body.thread_id) {
+      // A thread's run is added in a transaction of its own: the permit's record goes first, alone.
+      await permit.writeAlone();
+      return inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publishing);
+    }
     try {
-      if (cmd.body.thread_id) return await inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publishing);
-      return snapshotOf(runId, publishing.handOff(await appendRunEvents(deps.pool, append)).state);
+      const appended = await appendRunEvents(deps.pool, { ...append, permitRecord: permit.row() });
+      permit.committed();
+      return snapshotOf(runId, publishing.handOff(appended).state);
     } catch (err) {
-      // The key was used before (a retry, or two retries racing): answer with the run created first.
+      // The key was used before (a retry, or two retries racing): answer with the run created first, once the
+      // permit that answer rests on is recorded.
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {
         const winner = await replayed(cmd, requestHash);
-        if (winner) return winner;
+        if (winner) {
+          await permit.writeAlone();
+          return winner;
+        }
       }
       throw err;
     }
-  };
+  }
 }
 
 export type CreateRun = ReturnType<typeof createRunHandler>;
+
+/** A permit's record until it is written, once: with the run's statement or alone. */
+interface OwedRecord {
+  /** The record as a row for the run's statement, or null when none is owed. */
+  row(): Readonly<Record<string, unknown>> | null;
+  /** The run's statement committed it. */
+  committed(): void;
+  /** Writes it alone if still owed. */
+  writeAlone(): Promise<void>;
+}
+
+function owedRecord(permit: PendingPermit | null): OwedRecord {
+  let owed = permit;
+  return {
+    row: () => owed?.row ?? null,
+    committed: () => {
+      owed = null;
+    },
+    async writeAlone() {
+      const pending = owed;
+      owed = null;
+      await pending?.write();
+    },
+  };
+}

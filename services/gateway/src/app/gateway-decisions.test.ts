@@ -11,7 +11,7 @@ function recordingPolicyService(answer: { permit: boolean; code: string }): Poli
   const asked: Asked[] = [];
   return {
     asked,
-    decide: async (req) => {
+    decide: async (req: Asked) => {
       asked.push(req);
       return { ...answer, reasons: [], policyIds: [], policyVersion: 1 };
     },
@@ -55,7 +55,7 @@ describe("gateway decisions: in process, the same records, the policy service fo
 
   it("decides a tenant with a set itself, the record committed before the answer, the policy service not asked", async () => {
     const policyService = recordingPolicyService({ permit: false, code: "60500" });
-    const decide = createGatewayDecisions({ decide: guard().decide, policyService });
+    const decide = createGatewayDecisions({ pdp: guard(), policyService });
     const before = (await pool.query("SELECT coalesce(max(id), 0) AS id FROM policy_decisions")).rows[0].id;
     const permitted = await decide(route("acme", "mia"));
     const { rows } = await pool.query("SELECT tenant_id, user_id, action, permit, code, policy_version FROM policy_decisions WHERE id > $1", [before]);
@@ -71,7 +71,7 @@ describe("gateway decisions: in process, the same records, the policy service fo
 
   it("asks the policy service for a tenant without any set, with the token's roles, and installs nothing itself", async () => {
     const policyService = recordingPolicyService({ permit: true, code: "" });
-    const decide = createGatewayDecisions({ decide: guard().decide, policyService });
+    const decide = createGatewayDecisions({ pdp: guard(), policyService });
     expect(await decide(route("newco", "ned"), { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" })).toEqual({ permit: true, code: "" });
     expect(policyService.asked).toEqual([
       {
@@ -88,7 +88,7 @@ describe("gateway decisions: in process, the same records, the policy service fo
   it("rejects when the decision cannot be made (PostgreSQL away), without asking the policy service", async () => {
     const policyService = recordingPolicyService({ permit: true, code: "" });
     const away = createPool("postgres://postgres@127.0.0.1:1/none", { max: 1 });
-    const decide = createGatewayDecisions({ decide: createPdp({ pool: away, policyDir: defaultPolicyDir, logger }, { installsDefault: false }).decide, policyService });
+    const decide = createGatewayDecisions({ pdp: createPdp({ pool: away, policyDir: defaultPolicyDir, logger }, { installsDefault: false }), policyService });
     await expect(decide(route("acme", "mia"))).rejects.toThrow();
     expect(policyService.asked).toEqual([]);
     await away.end();

@@ -1,14 +1,27 @@
-import { NoActiveSetError, type DecisionHandler, type DecisionQuery } from "@steward/pdp";
+import { NoActiveSetError, decisionRow, type DecisionQuery, type Pdp } from "@steward/pdp";
 import type { PolicyDecisionApi } from "@steward/proto";
+
+/**
+ * A permit whose record is not written yet: the work it permits commits `row` in its own statement, or `write`
+ * puts it in the log alone; either before anything acts on the permit or answers.
+ */
+export interface PendingPermit {
+  /** The record as a `policy_decisions` row. */
+  readonly row: Readonly<Record<string, unknown>>;
+  /** Writes the record alone (group-committed with the gateway's other decisions); resolves once committed. */
+  write(): Promise<void>;
+}
 
 /** A decision as the gateway acts on it: permit, or the deny's code. */
 export interface GatewayDecision {
   readonly permit: boolean;
   readonly code: string;
+  /** Only for a permit asked with `deferRecord` and decided in process: its record, still to be written. */
+  readonly pending?: PendingPermit;
 }
 
 /** Decides one of the gateway's own policy points (a route, an MCP call); rejects when it cannot be decided. */
-export type GatewayDecide = (query: DecisionQuery, options?: { traceparent?: string }) => Promise<GatewayDecision>;
+export type GatewayDecide = (query: DecisionQuery, options?: { traceparent?: string; deferRecord?: boolean }) => Promise<GatewayDecision>;
 
 /** How long the policy service is waited for when it must be asked (its channel included). */
 const REMOTE_DEADLINE_MS = 2000;
@@ -19,12 +32,22 @@ const REMOTE_DEADLINE_MS = 2000;
  * decision log, group-committed, before the answer. A route guards the gateway's own work, not a tool's side
  * effect, so it needs no hop to another process. A tenant that has no policy set yet is asked of the policy
  * service, which installs the default set (the gateway may not write policy sets) and records that decision.
+ *
+ * With `deferRecord`, a permit decided in process comes back with its record unwritten (`pending`), for the work
+ * it permits to commit in the same statement: one commit for the decision and the run it lets be created.
  */
-export function createGatewayDecisions(deps: { decide: DecisionHandler; policyService: PolicyDecisionApi }): GatewayDecide {
+export function createGatewayDecisions(deps: { pdp: Pick<Pdp, "decide" | "log">; policyService: PolicyDecisionApi }): GatewayDecide {
   return async (query, options = {}) => {
     try {
-      const d = await deps.decide(query);
-      return { permit: d.permit, code: d.code };
+      if (!options.deferRecord) {
+        const d = await deps.pdp.decide(query);
+        return { permit: d.permit, code: d.code };
+      }
+      const { decision, entry } = await deps.pdp.decide.evaluate(query);
+      // A deny permits nothing to carry its record: it is written now, before the refusal.
+      if (!decision.permit) await deps.pdp.log.record(entry);
+      const pending = decision.permit ? { row: decisionRow(entry), write: () => deps.pdp.log.record(entry) } : undefined;
+      return { permit: decision.permit, code: decision.code, pending };
     } catch (err) {
       if (!(err instanceof NoActiveSetError)) throw err;
     }

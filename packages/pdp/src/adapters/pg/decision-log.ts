@@ -76,6 +76,33 @@ const INSERT_DECISIONS = `
 /** Once per decision batch: prepared (one statement text whatever the batch size, thanks to unnest). */
 const insertDecisions = preparedStatement("steward.insert_decisions", INSERT_DECISIONS);
 
+/**
+ * One entry as a `policy_decisions` row (column names as keys, `jsonb_populate_record`), for a writer that
+ * commits the record in the statement of the work it permits (the gateway creating a run); the same values
+ * as the log's own insert.
+ */
+export function decisionRow(e: DecisionEntry): Record<string, unknown> {
+  const mcpSessionId = uuidOrNull(e.mcpSessionId ?? null);
+  return {
+    tenant_id: e.tenantId,
+    user_id: e.userId,
+    action: e.action,
+    resource_type: e.resourceType,
+    resource_id: e.resourceId,
+    run_id: uuidOrNull(e.runId),
+    step_no: e.stepNo,
+    fingerprint: e.fingerprint,
+    elevation_session_id: uuidOrNull(e.elevationSessionId),
+    permit: e.permit,
+    code: e.code,
+    policy_ids: [...e.policyIds],
+    policy_version: e.policyVersion,
+    latency_ms: e.latencyMs,
+    mcp_session_id: mcpSessionId,
+    mcp_mode: mcpSessionId && MCP_MODES.has(e.mcpMode ?? "") ? e.mcpMode : null,
+  };
+}
+
 function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
   const column = <T>(pick: (e: DecisionEntry) => T) => entries.map(pick);
   return [

@@ -5,12 +5,18 @@ import type { PolicyPoint } from "@steward/contract";
 import { NotFoundError } from "@steward/platform";
 import type { Authenticate, Principal } from "./auth";
 import type { Authorize } from "../../app/authorize";
+import type { PendingPermit } from "../../app/gateway-decisions";
 import { traceparentOf } from "./trace-context";
 
 /** The policy point a route asks the PDP for, and the resource it names: fixed, or the value of a path parameter. */
 export interface RoutePolicy {
   readonly point: PolicyPoint;
   readonly resource: { readonly type: string; readonly id: string } | { readonly type: string; readonly param: string };
+  /**
+   * The handler writes the permit's record in the statement of the work it permits (`takePermit`): one commit
+   * for both. A response that did not take it (a 400 after the guard) has it written before it leaves.
+   */
+  readonly recordWithWork?: boolean;
 }
 
 declare module "fastify" {
@@ -28,6 +34,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Who is calling, set by the route guard on every route that declares a policy. */
     principal: Principal | null;
+    /** The permit of a `recordWithWork` route whose record is not written yet (`takePermit`). */
+    pendingPermit: PendingPermit | null;
   }
 }
 
@@ -58,6 +66,7 @@ function paramsFit(request: FastifyRequest): boolean {
  */
 export function registerRouteGuard(app: FastifyInstance, deps: RouteGuardDeps): void {
   app.decorateRequest("principal", null);
+  app.decorateRequest("pendingPermit", null);
   app.addHook("preValidation", async (request) => {
     const policy = request.routeOptions.config.policy;
     if (!policy) return;
@@ -70,9 +79,28 @@ export function registerRouteGuard(app: FastifyInstance, deps: RouteGuardDeps): 
       resource = policy.resource;
     }
     const principal = await deps.authenticate(request.headers.authorization);
-    await deps.authorize(principal, policy.point, resource, traceparentOf(request));
+    const pending = await deps.authorize(principal, policy.point, resource, traceparentOf(request), { deferRecord: policy.recordWithWork });
     request.principal = principal;
+    request.pendingPermit = pending ?? null;
   });
+  // The permit of a response that never reached the work it permits (refused input, say): nothing acted on it,
+  // and its record is still written before the answer leaves.
+  app.addHook("onSend", async (request, _reply, payload) => {
+    const pending = takePermit(request);
+    if (pending) await pending.write().catch((err) => request.log.warn({ error_class: (err as Error)?.name }, "a permit's record could not be written"));
+    return payload;
+  });
+}
+
+/**
+ * The permit of a `recordWithWork` route, taken by the handler that writes its record: in the statement of the
+ * work it permits, or alone (`write`) before anything acts on it. Null when there is none (already taken, or
+ * decided by the policy service, which wrote it).
+ */
+export function takePermit(request: FastifyRequest): PendingPermit | null {
+  const pending = request.pendingPermit;
+  request.pendingPermit = null;
+  return pending;
 }
 
 /** The principal the guard verified; a route without a policy has none (a wiring mistake, answered 500). */

@@ -46,6 +46,7 @@ export async function startAdminRoutes(
     authorize: (async (principal, point) => {
       asked.push(point);
       if (!admins.has(`${principal.tenantId}.${principal.userId}`)) throw new ForbiddenError();
+      return undefined;
     }) satisfies Authorize,
   };
   // The gateway's one guard, as buildApp registers it: the routes declare their policy points.

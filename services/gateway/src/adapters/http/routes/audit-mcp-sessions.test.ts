@@ -42,6 +42,7 @@ describe("GET /v1/audit/mcp-sessions", () => {
       authorize: async (principal: { tenantId: string; userId: string }, point: PolicyPoint) => {
         asked.push(point);
         if (!["acme.root", "globex.gus"].includes(`${principal.tenantId}.${principal.userId}`)) throw new ForbiddenError();
+        return undefined;
       },
     };
     registerRouteGuard(app, deps);

@@ -6,7 +6,7 @@ import type { CreateRun } from "../../../app/create-run";
 import type { RunControls } from "../../../app/control-run";
 import { createRunReads, eventItemOf, type RunReads } from "../../../app/read-runs";
 import type { RunFeed } from "../../nats/run-feed";
-import { principalOf, type RoutePolicy } from "../route-guard";
+import { principalOf, takePermit, type RoutePolicy } from "../route-guard";
 import { traceparentOf } from "../trace-context";
 import { problemResponses } from "../openapi/problems";
 import { EventPage, EventStreamText, RunPage, RunSnapshot, SSE_EVENT_NAMES } from "../run-responses";
@@ -45,7 +45,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   api.post(
     "/v1/agents/runs",
     {
-      config: { policy: runPolicy("agent.run.create") },
+      // The permit's record commits with the run (one commit per POST).
+      config: { policy: { ...runPolicy("agent.run.create"), recordWithWork: true } },
       schema: {
         tags: TAGS,
         summary: "Create a run",
@@ -69,6 +70,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
         idempotencyKey: request.headers["idempotency-key"],
         elevationSessionId: request.headers["elevation-session"],
         traceparent: traceparentOf(request),
+        permit: takePermit(request),
       });
       return reply.status(201).header("location", `/v1/agents/runs/${snapshot.id}`).send(snapshot);
     },

@@ -1,5 +1,5 @@
-import { createPool, ValidationError, type Pool } from "@steward/platform";
-import { createPgDecisionLog, decisionRow, type DecisionEntry } from "@steward/pdp";
+import { createLogger, createPool, ValidationError, type Pool } from "@steward/platform";
+import { createPdp, decisionRow, defaultPolicyDir } from "@steward/pdp";
 import { createRunHandler, type CreateRunCommand } from "./create-run";
 import type { PendingPermit } from "./gateway-decisions";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -104,45 +104,36 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
   });
 
   describe("with the route's permit, its record not yet written (the gateway's in-process decision)", () => {
-    let latency = 0;
-    /** A permit as the route guard hands it over: a distinct latency names each one in the log. */
-    const permitFor = (): PendingPermit => {
-      const entry: DecisionEntry = {
+    /** A permit as the route guard hands it over: the real PDP's decision, its record not yet written. */
+    const permitFor = async (): Promise<PendingPermit> => {
+      const pdp = createPdp({ pool, policyDir: defaultPolicyDir, logger: createLogger("create-run-test", "silent") });
+      const { decision, entry } = await pdp.decide.evaluate({
         tenantId: "acme",
         userId: "alice",
+        tokenRoles: ["member"],
         action: "agent.run.create",
-        resourceType: "run",
-        resourceId: "",
-        runId: null,
-        stepNo: null,
-        fingerprint: null,
-        elevationSessionId: null,
-        permit: true,
-        code: "",
-        policyIds: ["members-own-runs"],
-        policyVersion: 1,
-        latencyMs: ++latency,
-      };
-      const log = createPgDecisionLog(pool);
-      return { row: decisionRow(entry), write: () => log.record(entry) };
+        resource: { type: "run", id: "" },
+        context: {},
+      });
+      expect(decision.permit).toBe(true);
+      return { row: decisionRow(entry), write: () => pdp.log.record(entry) };
     };
-    const recorded = async (latencyMs: number) =>
-      (await pool.query("SELECT action, permit, policy_ids, policy_version FROM policy_decisions WHERE latency_ms = $1", [latencyMs])).rows;
+    const recorded = async () =>
+      (await pool.query("SELECT action, permit, policy_version FROM policy_decisions WHERE user_id = 'alice' AND action = 'agent.run.create'")).rows;
 
     it("commits the permit's record in the run's statement: still one statement, one commit", async () => {
-      const permit = permitFor();
+      const permit = await permitFor();
       expect(await transactionsOf(() => createRun({ ...command("permitted"), permit }))).toEqual({ commits: 1, rollbacks: 0, statements: 1 });
-      expect(await recorded(latency)).toEqual([{ action: "agent.run.create", permit: true, policy_ids: ["members-own-runs"], policy_version: 1 }]);
+      expect(await recorded()).toEqual([{ action: "agent.run.create", permit: true, policy_version: 1 }]);
     });
 
     it("writes the record alone, once, for a retry answered with the run created first, and for a refused key", async () => {
-      await createRun({ ...command("retried with a permit", "k-p"), permit: permitFor() });
-      const retry = permitFor();
-      await createRun({ ...command("retried with a permit", "k-p"), permit: retry });
-      expect(await recorded(latency)).toHaveLength(1);
-      const refusal = permitFor();
-      await expect(createRun({ ...command("another body", "k-p"), permit: refusal })).rejects.toBeInstanceOf(ValidationError);
-      expect(await recorded(latency)).toHaveLength(1);
+      await createRun({ ...command("retried with a permit", "k-p"), permit: await permitFor() });
+      expect(await recorded()).toHaveLength(2);
+      await createRun({ ...command("retried with a permit", "k-p"), permit: await permitFor() });
+      expect(await recorded()).toHaveLength(3);
+      await expect(createRun({ ...command("another body", "k-p"), permit: await permitFor() })).rejects.toBeInstanceOf(ValidationError);
+      expect(await recorded()).toHaveLength(4);
     });
   });
 

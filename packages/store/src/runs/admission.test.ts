@@ -57,6 +57,35 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
     expect(await claimRun(pool, deferred[1], "runner-1", 30_000, { tenantId: "t-flood", maxRunning: 3 })).toEqual({ kind: "deferred" });
   });
 
+  it("admits a new run in one round trip after its claim, with its events in hand (no read of the stream after it)", async () => {
+    const [id] = await queuedRuns("t-one-trip", 1);
+    await pool.query(
+      "INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 't-one-trip', 1, 'run.queued', '{}')",
+      [randomUUID(), id],
+    );
+    // Every statement sent, on the pool or on a client taken from it.
+    let sent = 0;
+    const counting = {
+      query: (...args: unknown[]) => (sent++, (pool.query as (...a: unknown[]) => unknown)(...args)),
+      connect: async () => {
+        const client = await pool.connect();
+        return new Proxy(client, {
+          get(target, key) {
+            if (key === "query") return (...args: unknown[]) => (sent++, (target.query as (...a: unknown[]) => unknown).apply(target, args));
+            const value = (target as unknown as Record<string | symbol, unknown>)[key];
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        });
+      },
+    } as unknown as Pool;
+    const outcome = await claimRun(counting, id, "runner-0", 30_000, { tenantId: "t-one-trip", maxRunning: 3 });
+    expect(outcome).toMatchObject({ kind: "claimed" });
+    expect(outcome.kind === "claimed" && outcome.events?.map((e) => [e.type, e.metadata.seq])).toEqual([["run.queued", 1]]);
+    expect(sent).toBe(2);
+    const { rows } = await pool.query("SELECT admitted_at IS NOT NULL AS admitted, lease_owner FROM runs WHERE id = $1", [id]);
+    expect(rows).toEqual([{ admitted: true, lease_owner: "runner-0" }]);
+  });
+
   it("without a limit a queued run is claimed as before", async () => {
     const [id] = await queuedRuns("t-free", 1);
     expect(await claimRun(pool, id, "runner-0", 30_000)).toMatchObject({ kind: "claimed" });

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from "pg";
-import { busNames, type RunRequested } from "@steward/contract";
-import { inTransaction } from "@steward/platform";
+import { busNames, type RunRequested, type StoredRunEvent } from "@steward/contract";
+import { inTransaction, isQueryTimeout, releaseClient } from "@steward/platform";
+import { EVENT_COLUMNS, rowToEvent, type EventRow } from "../event-store/read-stream";
 import { enqueueOutbox } from "../outbox/enqueue";
 
 /**
@@ -20,36 +21,62 @@ async function inFlight(client: PoolClient, tenantId: string): Promise<number> {
   return rows[0].n;
 }
 
-export type Admission = { readonly kind: "admitted" } | { readonly kind: "deferred" } | { readonly kind: "unchanged" };
+export type Admission =
+  /** Admitted and leased to the caller, with the run's events read by the same transaction. */
+  | { readonly kind: "admitted"; readonly events: StoredRunEvent[] }
+  | { readonly kind: "deferred" }
+  | { readonly kind: "unchanged" };
 
 /**
  * Admits a queued run and claims its lease when its tenant has fewer than `maxRunning` runs in flight;
  * otherwise marks it deferred (it stays queued; `admitDeferred` puts it on the bus again when a place frees).
  * `unchanged`: the run was admitted meanwhile, ended, or is leased by another runner: claim it as usual.
+ *
+ * On the way from a new run's command to its run.started, so one round trip: the tenant's lock, then (a statement
+ * of its own, so its snapshot sees every admission committed before the lock was granted) the count, the
+ * admission or deferral and the run's events, then the commit, sent as one simple query (values as literals).
  */
 export async function admitRun(
   pool: Pool,
   input: { runId: string; tenantId: string; owner: string; leaseMs: number; maxRunning: number },
 ): Promise<Admission> {
-  return inTransaction(pool, async (client) => {
-    await lockTenant(client, input.tenantId);
-    const { rows } = await client.query<{ admitted: boolean }>(
-      "SELECT admitted_at IS NOT NULL AS admitted FROM runs WHERE id = $1 AND tenant_id = $2 AND state = 'queued' FOR UPDATE",
-      [input.runId, input.tenantId],
-    );
-    if (!rows[0] || rows[0].admitted) return { kind: "unchanged" };
-    if ((await inFlight(client, input.tenantId)) >= input.maxRunning) {
-      await client.query("UPDATE runs SET deferred_at = coalesce(deferred_at, clock_timestamp()) WHERE id = $1", [input.runId]);
-      return { kind: "deferred" };
-    }
-    const claimed = await client.query(
-      `UPDATE runs SET admitted_at = clock_timestamp(), deferred_at = NULL,
-              lease_owner = $2, lease_until = clock_timestamp() + make_interval(secs => $3)
-        WHERE id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < clock_timestamp())`,
-      [input.runId, input.owner, input.leaseMs / 1000],
-    );
-    return claimed.rowCount === 1 ? { kind: "admitted" } : { kind: "unchanged" };
-  });
+  const client = await pool.connect();
+  const run = client.escapeLiteral(input.runId);
+  const tenant = client.escapeLiteral(input.tenantId);
+  const owner = client.escapeLiteral(input.owner);
+  const max = Math.trunc(input.maxRunning);
+  const seconds = Number(input.leaseMs / 1000);
+  const sql = `BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended('steward.admission.' || ${tenant}, 0));
+WITH target AS (
+  SELECT id, lease_owner, lease_until FROM runs
+   WHERE id = ${run} AND tenant_id = ${tenant} AND state = 'queued' AND admitted_at IS NULL FOR UPDATE),
+flight AS (
+  SELECT count(*)::int AS n FROM runs WHERE tenant_id = ${tenant} AND admitted_at IS NOT NULL AND state IN ('queued', 'running')),
+decided AS (
+  UPDATE runs r
+     SET admitted_at = CASE WHEN f.n < ${max} THEN clock_timestamp() END,
+         deferred_at = CASE WHEN f.n < ${max} THEN NULL ELSE coalesce(r.deferred_at, clock_timestamp()) END,
+         lease_owner = CASE WHEN f.n < ${max} THEN ${owner} ELSE r.lease_owner END,
+         lease_until = CASE WHEN f.n < ${max} THEN clock_timestamp() + make_interval(secs => ${seconds}) ELSE r.lease_until END
+    FROM target t, flight f
+   WHERE r.id = t.id AND (f.n >= ${max} OR t.lease_owner IS NULL OR t.lease_owner = ${owner} OR t.lease_until < clock_timestamp())
+  RETURNING r.admitted_at IS NOT NULL AS admitted)
+SELECT d.admitted, ${EVENT_COLUMNS} FROM decided d LEFT JOIN events ON d.admitted AND stream_id = ${run} ORDER BY version;
+COMMIT`;
+  let rows: Array<EventRow & { admitted: boolean }>;
+  try {
+    const results = (await client.query(sql)) as unknown as { rows: Array<EventRow & { admitted: boolean }> }[];
+    rows = results[2].rows;
+  } catch (err) {
+    if (!isQueryTimeout(err)) await client.query("ROLLBACK").catch(() => undefined);
+    releaseClient(client, err);
+    throw err;
+  }
+  releaseClient(client);
+  if (rows.length === 0) return { kind: "unchanged" };
+  if (!rows[0].admitted) return { kind: "deferred" };
+  return { kind: "admitted", events: rows.filter((r) => r.event_id !== null).map(rowToEvent) };
 }
 
 /**

@@ -46,20 +46,20 @@ export async function claimRun(
   const claimed = await pool.query<EventRow>(claimStatement([runId, owner, leaseMs / 1000, !admission]));
   // A claimed run without events answers one row of nulls (the outer join).
   if (claimed.rows.length > 0) return { kind: "claimed", events: claimed.rows.filter((r) => r.event_id !== null).map(rowToEvent) };
-  const { rows } = await pool.query<{ state: string; wait_ms: number | null; admitted: boolean }>(
-    `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms,
-            admitted_at IS NOT NULL AS admitted
+  // Not claimable as it is: a new run waiting for its tenant's admission (the usual case), or one held or ended.
+  if (admission) {
+    const admitted = await admitRun(pool, { runId, tenantId: admission.tenantId, owner, leaseMs, maxRunning: admission.maxRunning });
+    if (admitted.kind === "admitted") return { kind: "claimed", events: admitted.events };
+    if (admitted.kind === "deferred") return { kind: "deferred" };
+  }
+  const { rows } = await pool.query<{ state: string; wait_ms: number | null }>(
+    `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms
        FROM runs WHERE id = $1`,
     [runId],
   );
   if (!rows[0]) return { kind: "missing" };
   if (["succeeded", "failed", "cancelled"].includes(rows[0].state)) return { kind: "finished" };
-  const held = { kind: "held", retryInMs: Math.max(100, rows[0].wait_ms ?? 0) } as const;
-  if (!admission || rows[0].admitted || rows[0].state !== "queued" || (rows[0].wait_ms ?? 0) > 0) return held;
-  const admitted = await admitRun(pool, { runId, tenantId: admission.tenantId, owner, leaseMs, maxRunning: admission.maxRunning });
-  if (admitted.kind === "admitted") return { kind: "claimed" };
-  if (admitted.kind === "deferred") return { kind: "deferred" };
-  return held;
+  return { kind: "held", retryInMs: Math.max(100, rows[0].wait_ms ?? 0) };
 }
 
 /** Extends the caller's lease; false when it was lost (expired and taken by another runner). */

@@ -82,6 +82,15 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
     expect(outcome).toMatchObject({ kind: "claimed" });
     expect(outcome.kind === "claimed" && outcome.events?.map((e) => [e.type, e.metadata.seq])).toEqual([["run.queued", 1]]);
     expect(sent).toBe(2);
+    // The command of a new run says so: its admission is asked for first, one round trip in all.
+    const [fresh] = await queuedRuns("t-one-trip", 1);
+    sent = 0;
+    expect(await claimRun(counting, fresh, "runner-0", 30_000, { tenantId: "t-one-trip", maxRunning: 3 }, { newRun: true })).toMatchObject({ kind: "claimed" });
+    expect(sent).toBe(1);
+    // A wrong hint (the run was admitted before) costs that round trip, and the claim follows as usual.
+    sent = 0;
+    expect(await claimRun(counting, fresh, "runner-0", 30_000, { tenantId: "t-one-trip", maxRunning: 3 }, { newRun: true })).toMatchObject({ kind: "claimed" });
+    expect(sent).toBe(2);
     const { rows } = await pool.query("SELECT admitted_at IS NOT NULL AS admitted, lease_owner FROM runs WHERE id = $1", [id]);
     expect(rows).toEqual([{ admitted: true, lease_owner: "runner-0" }]);
   });

@@ -21,6 +21,13 @@ async function inFlight(client: PoolClient, tenantId: string): Promise<number> {
   return rows[0].n;
 }
 
+/**
+ * The header of a new run's command (the gateway's, at its creation): its runner asks for the run's admission
+ * first instead of trying the claim that a run not yet admitted cannot pass. A hint only: a wrong one costs a
+ * round trip.
+ */
+export const NEW_RUN_HEADER = "Steward-New-Run";
+
 export type Admission =
   /** Admitted and leased to the caller, with the run's events read by the same transaction. */
   | { readonly kind: "admitted"; readonly events: StoredRunEvent[] }

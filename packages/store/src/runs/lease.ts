@@ -42,16 +42,25 @@ export async function claimRun(
   owner: string,
   leaseMs: number,
   admission?: { readonly tenantId: string; readonly maxRunning: number },
+  hint: { readonly newRun?: boolean } = {},
 ): Promise<ClaimOutcome> {
-  const claimed = await pool.query<EventRow>(claimStatement([runId, owner, leaseMs / 1000, !admission]));
-  // A claimed run without events answers one row of nulls (the outer join).
-  if (claimed.rows.length > 0) return { kind: "claimed", events: claimed.rows.filter((r) => r.event_id !== null).map(rowToEvent) };
-  // Not claimable as it is: a new run waiting for its tenant's admission (the usual case), or one held or ended.
-  if (admission) {
+  const admit = async (): Promise<ClaimOutcome | null> => {
+    if (!admission) return null;
     const admitted = await admitRun(pool, { runId, tenantId: admission.tenantId, owner, leaseMs, maxRunning: admission.maxRunning });
     if (admitted.kind === "admitted") return { kind: "claimed", events: admitted.events };
     if (admitted.kind === "deferred") return { kind: "deferred" };
-  }
+    return null;
+  };
+  // A run just created (its command says so, NEW_RUN_HEADER) waits for its admission: asked first, one round
+  // trip. A wrong hint costs that round trip and nothing else: the claim follows as usual.
+  const admittedFirst = hint.newRun ? await admit() : null;
+  if (admittedFirst) return admittedFirst;
+  const claimed = await pool.query<EventRow>(claimStatement([runId, owner, leaseMs / 1000, !admission]));
+  // A claimed run without events answers one row of nulls (the outer join).
+  if (claimed.rows.length > 0) return { kind: "claimed", events: claimed.rows.filter((r) => r.event_id !== null).map(rowToEvent) };
+  // Not claimable as it is: a run waiting for its tenant's admission, or one held or ended.
+  const admitted = hint.newRun ? null : await admit();
+  if (admitted) return admitted;
   const { rows } = await pool.query<{ state: string; wait_ms: number | null }>(
     `SELECT state, greatest(0, extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS wait_ms
        FROM runs WHERE id = $1`,

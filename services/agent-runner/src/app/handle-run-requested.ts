@@ -13,6 +13,8 @@ export interface Delivery {
   readonly traceparent?: string;
   /** The command's `Steward-Published-Through`: the run's outbox rows up to this id were on the bus before it. */
   readonly publishedThrough?: string;
+  /** The command of a run just created (`NEW_RUN_HEADER`): its admission is asked for first. */
+  readonly newRun?: boolean;
   ack(): void;
   nak(delayMs: number): void;
   /** Permanent failure: never redelivered. */
@@ -116,7 +118,7 @@ export function createRunRequestedHandler(
     if (shutdown.aborted) return delivery.nak(0);
     deps.logger.debug({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run requested");
     const admission = options.tenantMaxRunning ? { tenantId: cmd.tenant_id, maxRunning: options.tenantMaxRunning } : undefined;
-    const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs, admission);
+    const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs, admission, { newRun: delivery.newRun && delivery.deliveryCount === 1 });
     deps.logger.debug({ run_id: cmd.run_id, claim: claim.kind }, "claim");
     // Deferred: the run waits in PostgreSQL for a place of its tenant; the command is done with.
     if (claim.kind === "finished" || claim.kind === "deferred") return delivery.ack();

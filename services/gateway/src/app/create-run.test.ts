@@ -1,5 +1,6 @@
 import { createLogger, createPool, ValidationError, type Pool } from "@steward/platform";
 import { createPdp, decisionRow, defaultPolicyDir } from "@steward/pdp";
+import { NEW_RUN_HEADER } from "@steward/store";
 import { createRunHandler, type CreateRunCommand } from "./create-run";
 import type { PendingPermit } from "./gateway-decisions";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -72,6 +73,9 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     let id = "";
     expect(await transactionsOf(async () => (id = (await createRun(command("hello"))).id))).toEqual({ commits: 1, rollbacks: 0, statements: 1 });
     expect(await runsOf()).toEqual([{ id, idempotency_key: null }]);
+    // Its command tells the runner it is new: its admission is asked for first (one round trip to its start).
+    const { rows } = await pool.query("SELECT headers FROM outbox WHERE run_id = $1 AND subject LIKE '%run.requested'", [id]);
+    expect(rows.map((r) => r.headers[NEW_RUN_HEADER])).toEqual(["true"]);
   });
 
   it("creates a run with a key used for the first time in one statement, one commit: the key is not looked up first", async () => {

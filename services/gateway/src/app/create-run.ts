@@ -12,7 +12,7 @@ import {
   type RunSnapshot,
 } from "@steward/contract";
 import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type DirectPublisher } from "@steward/store";
+import { NEW_RUN_HEADER, addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type DirectPublisher } from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
 import { ownPublishing, type OwnPublishing } from "./own-publishing";
 import type { PendingPermit } from "./gateway-decisions";
@@ -159,7 +159,7 @@ export function createRunHandler(deps: {
           subject: names.runRequested,
           msgId: `run.requested.${runId}`,
           payload: command,
-          headers: { "Steward-Run-Id": runId, traceparent: cmd.traceparent },
+          headers: { "Steward-Run-Id": runId, traceparent: cmd.traceparent, [NEW_RUN_HEADER]: "true" },
         },
       ],
       namespace: deps.namespace,

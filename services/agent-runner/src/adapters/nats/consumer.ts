@@ -2,7 +2,7 @@ import { JetStreamApiError, jetstream, type Consumer, type JsMsg } from "@nats-i
 import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import type { BusNames } from "@steward/contract";
 import type { Logger } from "@steward/platform";
-import { PUBLISHED_THROUGH_HEADER } from "@steward/store";
+import { NEW_RUN_HEADER, PUBLISHED_THROUGH_HEADER } from "@steward/store";
 import type { Delivery, RunRequestedHandler } from "../../app/handle-run-requested";
 
 export interface RunConsumer {
@@ -21,6 +21,7 @@ function deliveryOf(msg: JsMsg, maxDeliver: number, nc: NatsConnection, names: B
     maxDeliver,
     traceparent: msg.headers?.get("traceparent") || undefined,
     publishedThrough: outboxId(msg.headers?.get(PUBLISHED_THROUGH_HEADER)),
+    newRun: msg.headers?.get(NEW_RUN_HEADER) === "true",
     ack: () => msg.ack(),
     nak: (delayMs) => (delayMs === 0 ? handBack(msg) : msg.nak(delayMs)),
     // nats-server 2.9 does not parse "+TERM <reason>" and leaves the message pending (it would come back

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger, Pool } from "@steward/platform";
-import { createCedarEngine, type CedarEngine, type ValidatedPolicySet } from "../adapters/cedar/engine";
+import { createCedarEngine, type CedarEngine } from "../adapters/cedar/engine";
 import { createPgPolicyFacts } from "../adapters/pg/facts";
 import { createPgPolicySetStore, type PolicySetStore } from "../adapters/pg/policy-sets";
 import { createPgDecisionLog, type DecisionLog } from "../adapters/pg/decision-log";
@@ -24,7 +24,6 @@ export interface Pdp {
   readonly store: PolicySetStore;
   readonly sets: ActiveSets;
   readonly log: DecisionLog;
-  readonly defaultSet: ValidatedPolicySet;
 }
 
 /**
@@ -48,5 +47,5 @@ export function createPdp(deps: { pool: Pool; policyDir: string; logger: Logger 
   );
   const log = createPgDecisionLog(deps.pool);
   const decide = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });
-  return { decide, engine, store, sets, log, defaultSet };
+  return { decide, engine, store, sets, log };
 }

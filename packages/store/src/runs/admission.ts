@@ -8,16 +8,18 @@ import { enqueueOutbox } from "../outbox/enqueue";
  * Admissions of one tenant are decided one at a time (a transaction-level advisory lock per tenant), so two
  * runners claiming at once cannot both take the last place.
  */
+const lockTenantSql = (tenant: string) => `SELECT pg_advisory_xact_lock(hashtextextended('steward.admission.' || ${tenant}, 0))`;
+
+/** The tenant's admitted runs that are not finished and not waiting for a person, counted as `n`. */
+const inFlightSql = (tenant: string) =>
+  `SELECT count(*)::int AS n FROM runs WHERE tenant_id = ${tenant} AND admitted_at IS NOT NULL AND state IN ('queued', 'running')`;
+
 async function lockTenant(client: PoolClient, tenantId: string): Promise<void> {
-  await client.query("SELECT pg_advisory_xact_lock(hashtextextended('steward.admission.' || $1, 0))", [tenantId]);
+  await client.query(lockTenantSql("$1"), [tenantId]);
 }
 
-/** The tenant's admitted runs that are not finished and not waiting for a person. */
 async function inFlight(client: PoolClient, tenantId: string): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1 AND admitted_at IS NOT NULL AND state IN ('queued', 'running')",
-    [tenantId],
-  );
+  const { rows } = await client.query<{ n: number }>(inFlightSql("$1"), [tenantId]);
   return rows[0].n;
 }
 
@@ -54,12 +56,11 @@ export async function admitRun(
   const max = Math.trunc(input.maxRunning);
   const seconds = Number(input.leaseMs / 1000);
   const sql = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('steward.admission.' || ${tenant}, 0));
+${lockTenantSql(tenant)};
 WITH target AS (
   SELECT id, lease_owner, lease_until FROM runs
    WHERE id = ${run} AND tenant_id = ${tenant} AND state = 'queued' AND admitted_at IS NULL FOR UPDATE),
-flight AS (
-  SELECT count(*)::int AS n FROM runs WHERE tenant_id = ${tenant} AND admitted_at IS NOT NULL AND state IN ('queued', 'running')),
+flight AS (${inFlightSql(tenant)}),
 decided AS (
   UPDATE runs r
      SET admitted_at = CASE WHEN f.n < ${max} THEN clock_timestamp() END,

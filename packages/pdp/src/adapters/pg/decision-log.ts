@@ -103,26 +103,16 @@ export function decisionRow(e: DecisionEntry): Record<string, unknown> {
   };
 }
 
+/** The columns of INSERT_DECISIONS, in its parameters' order. */
+const COLUMNS = [
+  "tenant_id", "user_id", "action", "resource_type", "resource_id", "run_id", "step_no", "fingerprint",
+  "elevation_session_id", "permit", "code", "policy_ids", "policy_version", "latency_ms", "mcp_session_id", "mcp_mode",
+] as const;
+
+/** The entries as one array per column (each row as `decisionRow` makes it; the policy ids as JSON for jsonb[]). */
 function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
-  const column = <T>(pick: (e: DecisionEntry) => T) => entries.map(pick);
-  return [
-    column((e) => e.tenantId),
-    column((e) => e.userId),
-    column((e) => e.action),
-    column((e) => e.resourceType),
-    column((e) => e.resourceId),
-    column((e) => uuidOrNull(e.runId)),
-    column((e) => e.stepNo),
-    column((e) => e.fingerprint),
-    column((e) => uuidOrNull(e.elevationSessionId)),
-    column((e) => e.permit),
-    column((e) => e.code),
-    column((e) => JSON.stringify(e.policyIds)),
-    column((e) => e.policyVersion),
-    column((e) => e.latencyMs),
-    column((e) => uuidOrNull(e.mcpSessionId ?? null)),
-    column((e) => (uuidOrNull(e.mcpSessionId ?? null) && MCP_MODES.has(e.mcpMode ?? "") ? e.mcpMode : null)),
-  ];
+  const rows = entries.map(decisionRow);
+  return COLUMNS.map((c) => rows.map((r) => (c === "policy_ids" ? JSON.stringify(r[c]) : r[c])));
 }
 
 /**

@@ -19,8 +19,8 @@ interface Engine {
 }
 
 function loadPolicyInternals(): { createCedarEngine(schema: string): Engine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
-  // The policy service's engine from its build: measured as the service runs it.
-  const dist = join(repoRoot, "services", "policy", "dist");
+  // The PDP's engine from its build (packages/pdp, which the policy service and the gateway run): measured as they run it.
+  const dist = join(repoRoot, "packages", "pdp", "dist");
   /* eslint-disable @typescript-eslint/no-require-imports */
   return {
     ...(require(join(dist, "adapters", "cedar", "engine.js")) as { createCedarEngine(schema: string): Engine }),
@@ -35,17 +35,19 @@ export async function measurePolicy(bench: StewardBench, samples: number): Promi
   const dir = join(repoRoot, "infra", "policies");
   const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"));
   const prepared = engine.prepare("bench@1", engine.validate(readFileSync(join(dir, "default.cedar"), "utf8")));
-  const request = () => ({
+  // A new step number each time, as each tool call of a run has: every sample is evaluated by Cedar, none is
+  // answered from the engine's memory of answers to the same request.
+  const request = (stepNo: number) => ({
     principal: { type: "Steward::User", id: "bench-user" },
     action: "knowledge.document.read",
     resource: resourceUid("tool", "knowledge_search"),
-    context: { elevated: false, run_id: "", step_no: 1 },
+    context: { elevated: false, run_id: "", step_no: stepNo },
     entities: entitiesFor({ tenantId: "bench", userId: "bench-user", roles: ["member"], resource: { type: "tool", id: "knowledge_search" }, toolSafety: "read" }),
   });
   const local: number[] = [];
   for (let i = 0; i < samples + 50; i++) {
     const t0 = performance.now();
-    const answer = engine.authorize(prepared, request());
+    const answer = engine.authorize(prepared, request(i + 1));
     if (i >= 50) local.push(performance.now() - t0);
     if (!answer.permit) throw new Error("the default set did not permit a member to read the knowledge base");
   }

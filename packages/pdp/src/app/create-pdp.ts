@@ -7,6 +7,7 @@ import { createPgPolicySetStore, type PolicySetStore } from "../adapters/pg/poli
 import { createPgDecisionLog, type DecisionLog } from "../adapters/pg/decision-log";
 import { createActiveSets, type ActiveSets } from "./active-sets";
 import { createDecisionHandler, type DecisionPoint } from "./decide-request";
+import { createKnownRoles } from "./known-roles";
 
 /** The policy folder that ships with Steward: the Cedar schema and the default set for new tenants. */
 export const defaultPolicyDir = join(__dirname, "..", "..", "..", "..", "infra", "policies");
@@ -16,6 +17,13 @@ export interface PdpOptions {
   readonly cacheTenants?: number;
   /** Whether a tenant without any set gets the default one installed (default true; the gateway's guard: false). */
   readonly installsDefault?: boolean;
+  /** How many members' roles are remembered between decisions (default 10000); each record verifies them. */
+  readonly cacheMembers?: number;
+  /**
+   * How many Cedar answers are remembered by request (default 4096; 0: none). Worth it where requests repeat (a
+   * member's routes); a tool call names its run and step, so the policy service's requests never do.
+   */
+  readonly rememberedAnswers?: number;
 }
 
 export interface Pdp {
@@ -34,7 +42,7 @@ export interface Pdp {
  */
 export function createPdp(deps: { pool: Pool; policyDir: string; logger: Logger }, options: PdpOptions = {}): Pdp {
   const cacheTenants = options.cacheTenants ?? 1000;
-  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"), { preparedSets: cacheTenants });
+  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"), { preparedSets: cacheTenants, rememberedAnswers: options.rememberedAnswers });
   const defaultText = readFileSync(join(deps.policyDir, "default.cedar"), "utf8");
   const defaultSet = engine.validate(defaultText);
   if (!defaultSet.valid) {
@@ -46,6 +54,8 @@ export function createPdp(deps: { pool: Pool; policyDir: string; logger: Logger 
     { maxTenants: cacheTenants, installsDefault: options.installsDefault },
   );
   const log = createPgDecisionLog(deps.pool);
-  const decide = createDecisionHandler({ facts: createPgPolicyFacts(deps.pool), sets, engine, log, logger: deps.logger });
+  const facts = createPgPolicyFacts(deps.pool);
+  const roles = createKnownRoles(facts, options.cacheMembers ?? 10_000);
+  const decide = createDecisionHandler({ facts, roles, sets, engine, log, logger: deps.logger });
   return { decide, engine, store, sets, log };
 }

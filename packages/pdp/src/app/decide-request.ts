@@ -4,7 +4,8 @@ import { decisionOf, unknownActionDecision, type Decision, type ElevationState }
 import { entitiesFor, resourceUid } from "../domain/entities";
 import type { CedarEngine } from "../adapters/cedar/engine";
 import type { PolicyFacts } from "../adapters/pg/facts";
-import type { DecisionEntry, DecisionLog } from "../adapters/pg/decision-log";
+import { StaleRolesError, type DecisionEntry, type DecisionLog } from "../adapters/pg/decision-log";
+import type { KnownRoles } from "./known-roles";
 import type { ActiveSets } from "./active-sets";
 
 export interface DecisionQuery {
@@ -38,15 +39,31 @@ export interface DecisionPoint extends DecisionHandler {
    * Decides without writing the record: the caller writes `entry` in the statement of the work the decision
    * permits, or alone (`log.record`) before it answers otherwise. Nothing may act on it before then.
    */
-  evaluate(query: DecisionQuery): Promise<Evaluation>;
+  evaluate(query: DecisionQuery, options?: EvaluateOptions): Promise<Evaluation>;
+}
+
+export interface EvaluateOptions {
+  /**
+   * Reads the member's roles now instead of using remembered ones: after a record was refused (StaleRolesError),
+   * or where the caller cannot carry remembered roles to the record's statement.
+   */
+  readonly fresh?: boolean;
 }
 
 /**
- * One decision with the facts of this moment: the membership's roles now (never a token's claim, which could
- * outlive a revocation), the elevation session's state right now, the tenant's active policy set. The decision
- * is written to the log before it is answered.
+ * One decision with the facts of this moment: the membership's roles (never a token's claim, which could
+ * outlive a revocation), remembered from an earlier read but verified by the record's own statement, so a
+ * recorded decision used the roles the member held when it was recorded; the elevation session's state right
+ * now; the tenant's active policy set. The decision is written to the log before it is answered.
  */
-export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSets; engine: CedarEngine; log: DecisionLog; logger: Logger }): DecisionPoint {
+export function createDecisionHandler(deps: {
+  facts: Pick<PolicyFacts, "elevation">;
+  roles: KnownRoles;
+  sets: ActiveSets;
+  engine: CedarEngine;
+  log: DecisionLog;
+  logger: Logger;
+}): DecisionPoint {
   async function elevationOf(query: DecisionQuery): Promise<ElevationState> {
     const id = query.context.elevation_session_id;
     if (!id) return { kind: "none" };
@@ -58,20 +75,23 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
     return { kind: "valid", grantsAction: session.actions.includes(query.action) };
   }
 
-  async function evaluate(query: DecisionQuery): Promise<Evaluation> {
+  async function evaluate(query: DecisionQuery, options: EvaluateOptions = {}): Promise<Evaluation> {
     const started = performance.now();
     let decision: Decision;
     let policyVersion: number | null = null;
+    let rememberedRoles: string[] | undefined;
     const refused = unknownActionDecision(query.action);
     if (refused) {
       decision = refused;
     } else {
-      const [roles, elevation, set] = await Promise.all([
-        deps.facts.currentRoles(query.tenantId, query.userId, query.tokenRoles),
+      const [member, elevation, set] = await Promise.all([
+        deps.roles.get(query.tenantId, query.userId, query.tokenRoles, { fresh: options.fresh }),
         elevationOf(query),
         deps.sets.get(query.tenantId),
       ]);
       policyVersion = set.version;
+      const roles = member.roles;
+      if (member.remembered) rememberedRoles = [...member.roles];
       const stepNo = Number(query.context.step_no ?? 0);
       // An MCP tool's point is one Cedar action on the tool named by the point.
       const mcp = isMcpPolicyPoint(query.action);
@@ -112,6 +132,7 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
       policyIds: decision.policyIds,
       policyVersion,
       latencyMs,
+      ...(rememberedRoles ? { rememberedRoles } : {}),
     };
     deps.logger.info(
       {
@@ -132,9 +153,18 @@ export function createDecisionHandler(deps: { facts: PolicyFacts; sets: ActiveSe
   }
 
   async function handle(query: DecisionQuery): Promise<DecisionAnswer> {
-    const { decision, policyVersion, entry } = await evaluate(query);
-    await deps.log.record(entry);
-    return { ...decision, policyVersion };
+    const first = await evaluate(query);
+    try {
+      await deps.log.record(first.entry);
+      return { ...first.decision, policyVersion: first.policyVersion };
+    } catch (err) {
+      if (!(err instanceof StaleRolesError)) throw err;
+    }
+    // The remembered roles changed before the record was written: nothing was recorded, so nothing acts on the
+    // first decision; the answer is the decision on the roles read now.
+    const again = await evaluate(query, { fresh: true });
+    await deps.log.record(again.entry);
+    return { ...again.decision, policyVersion: again.policyVersion };
   }
   return Object.assign(handle, { evaluate });
 }

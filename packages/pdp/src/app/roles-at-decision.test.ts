@@ -9,11 +9,14 @@ import { createPgDecisionLog } from "../adapters/pg/decision-log";
 import { createActiveSets } from "./active-sets";
 import { defaultPolicyDir } from "./create-pdp";
 import { createDecisionHandler, type DecisionHandler, type DecisionQuery } from "./decide-request";
+import { createKnownRoles } from "./known-roles";
 import { freshDatabase } from "../../../../test/support/databases";
 
 /**
  * Roles are facts at decision time (issue 12, point 9): every decision, route or tool call, uses the
  * membership as it stands; a token's roles seed a membership once, at the user's first sight in the tenant.
+ * The roles are remembered between decisions, and each record verifies them (issue 13): a change is still seen
+ * by the very next decision.
  */
 describe("the PDP decides with the membership of this moment (real PostgreSQL, the shipped Cedar set)", () => {
   let db: { url: string; drop(): Promise<void> };
@@ -27,7 +30,9 @@ describe("the PDP decides with the membership of this moment (real PostgreSQL, t
     const engine = createCedarEngine(readFileSync(join(defaultPolicyDir, "schema.cedarschema"), "utf8"), { preparedSets: 8 });
     const defaultText = readFileSync(join(defaultPolicyDir, "default.cedar"), "utf8");
     const sets = createActiveSets({ store: createPgPolicySetStore(pool), engine, defaultSet: engine.validate(defaultText), defaultText });
-    decide = createDecisionHandler({ facts: createPgPolicyFacts(pool), sets, engine, log: createPgDecisionLog(pool), logger: createLogger("policy-test", "silent") });
+    const facts = createPgPolicyFacts(pool);
+    // Roles remembered between decisions, as the PDP runs: every record verifies them.
+    decide = createDecisionHandler({ facts, roles: createKnownRoles(facts, 100), sets, engine, log: createPgDecisionLog(pool), logger: createLogger("policy-test", "silent") });
   });
 
   afterAll(async () => {

@@ -45,6 +45,11 @@ export interface AppendRunEventsInput {
    * permit to create the run: its record and the run in one commit). Needs INSERT on the decision log.
    */
   readonly permitRecord?: Readonly<Record<string, unknown>> | null;
+  /**
+   * The membership roles the permit was decided on from memory (`DecisionEntry.rememberedRoles`): nothing is
+   * written (a ConcurrencyError) unless the permit's member holds exactly these roles when the statement runs.
+   */
+  readonly permitRoles?: readonly string[] | null;
 }
 
 export interface AppendRunEventsResult {
@@ -63,6 +68,10 @@ export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 
 /** How long a row its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
+
+/** A permit decided on remembered roles ($39) holds only while its member holds exactly them: else nothing is inserted. */
+const PERMIT_ROLES_HELD = `$39::jsonb IS NULL OR $39::jsonb IS NOT DISTINCT FROM (
+         SELECT to_jsonb(m.roles) FROM memberships m WHERE m.tenant_id = $38::jsonb->>'tenant_id' AND m.user_id = $38::jsonb->>'user_id')`;
 
 /** The permit's record, inserted only with the events (a stream not at the expected version writes neither). */
 const PERMIT_RECORD = `
@@ -83,7 +92,7 @@ permit AS (
  * from the fold — all or nothing.
  */
 const appendRunEventsSql = (permit: boolean) => `
-WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at")},${permit ? PERMIT_RECORD : ""}
+WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at", permit ? PERMIT_ROLES_HELD : undefined)},${permit ? PERMIT_RECORD : ""}
 -- Published by the writer only when every earlier row of the run is on the bus or on its way there by this
 -- writer: a row held for another writer (a dead runner's, or one whose publish failed) goes first, by a relay.
 direct AS (
@@ -161,7 +170,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
-      ...(input.permitRecord ? [JSON.stringify(input.permitRecord)] : []),
+      ...(input.permitRecord ? [JSON.stringify(input.permitRecord), input.permitRoles ? JSON.stringify(input.permitRoles) : null] : []),
     ]));
     rows = result.rows.filter((r) => r.outbox_id === null);
     direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));

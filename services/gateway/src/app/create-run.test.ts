@@ -1,8 +1,9 @@
-import { createLogger, createPool, ValidationError, type Pool } from "@steward/platform";
-import { createPdp, decisionRow, defaultPolicyDir } from "@steward/pdp";
-import { NEW_RUN_HEADER } from "@steward/store";
+import { ForbiddenError, createLogger, createPool, ValidationError, type Pool } from "@steward/platform";
+import { createPdp, defaultPolicyDir, type Pdp } from "@steward/pdp";
+import type { PolicyDecisionApi } from "@steward/proto";
+import { NEW_RUN_HEADER, grantRole, revokeRole } from "@steward/store";
 import { createRunHandler, type CreateRunCommand } from "./create-run";
-import type { PendingPermit } from "./gateway-decisions";
+import { createGatewayDecisions, type PendingPermit } from "./gateway-decisions";
 import { freshDatabase } from "../../../../test/support/databases";
 
 /**
@@ -107,21 +108,19 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     expect(await runsOf()).toEqual(before);
   });
 
+  /** The route guard's decision in process (the real PDP); the policy service is never asked (acme has a set). */
+  const decideWith = (pdp: Pdp) =>
+    createGatewayDecisions({ pdp, policyService: { decide: () => Promise.reject(new Error("not asked")) } as unknown as PolicyDecisionApi });
+  const newPdp = () => createPdp({ pool, policyDir: defaultPolicyDir, logger: createLogger("create-run-test", "silent") });
+  const askCreate = (pdp: Pdp) =>
+    decideWith(pdp)({ tenantId: "acme", userId: "alice", tokenRoles: ["member"], action: "agent.run.create", resource: { type: "run", id: "" }, context: {} }, { deferRecord: true });
+  /** A permit as the route guard hands it over: the real PDP's decision, its record not yet written. */
+  const permitFor = async (pdp = newPdp()): Promise<PendingPermit> => {
+    const decided = await askCreate(pdp);
+    expect(decided.permit).toBe(true);
+    return decided.pending!;
+  };
   describe("with the route's permit, its record not yet written (the gateway's in-process decision)", () => {
-    /** A permit as the route guard hands it over: the real PDP's decision, its record not yet written. */
-    const permitFor = async (): Promise<PendingPermit> => {
-      const pdp = createPdp({ pool, policyDir: defaultPolicyDir, logger: createLogger("create-run-test", "silent") });
-      const { decision, entry } = await pdp.decide.evaluate({
-        tenantId: "acme",
-        userId: "alice",
-        tokenRoles: ["member"],
-        action: "agent.run.create",
-        resource: { type: "run", id: "" },
-        context: {},
-      });
-      expect(decision.permit).toBe(true);
-      return { row: decisionRow(entry), write: () => pdp.log.record(entry) };
-    };
     const recorded = async () =>
       (await pool.query("SELECT action, permit, policy_version FROM policy_decisions WHERE user_id = 'alice' AND action = 'agent.run.create'")).rows;
 
@@ -138,6 +137,69 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
       expect(await recorded()).toHaveLength(3);
       await expect(createRun({ ...command("another body", "k-p"), permit: await permitFor() })).rejects.toBeInstanceOf(ValidationError);
       expect(await recorded()).toHaveLength(4);
+    });
+  });
+
+  describe("a permit decided on remembered roles (the PDP spares the membership read; the run's statement verifies it)", () => {
+    const decisionsOfAlice = async () =>
+      (await pool.query("SELECT permit, code FROM policy_decisions WHERE user_id = 'alice' AND action = 'agent.run.create' ORDER BY id")).rows;
+    const runsNamed = async (input: string) => (await pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'run.queued' AND data->>'input' = $1", [input])).rows[0].n;
+
+    it("commits with the run when the member still holds the roles: one statement, one commit", async () => {
+      const pdp = newPdp();
+      await permitFor(pdp); // read, and remembered
+      const permit = await permitFor(pdp);
+      expect(permit.rememberedRoles).toEqual(["member"]);
+      expect(await transactionsOf(() => createRun({ ...command("remembered, unchanged"), permit }))).toEqual({ commits: 1, rollbacks: 0, statements: 1 });
+      expect(await runsNamed("remembered, unchanged")).toBe(1);
+    });
+
+    it("a role revoked after the decision: the run's statement writes nothing, the decision made again denies, and only the deny is recorded", async () => {
+      const pdp = newPdp();
+      await permitFor(pdp);
+      const permit = await permitFor(pdp);
+      expect(permit.rememberedRoles).toEqual(["member"]);
+      const before = (await decisionsOfAlice()).length;
+      await revokeRole(pool, "acme", "alice", "member", { userId: "root" });
+      try {
+        await expect(createRun({ ...command("revoked meanwhile"), permit })).rejects.toBeInstanceOf(ForbiddenError);
+        expect(await runsNamed("revoked meanwhile")).toBe(0);
+        expect((await decisionsOfAlice()).slice(before)).toEqual([{ permit: false, code: "60500" }]);
+      } finally {
+        await grantRole(pool, "acme", "alice", "member", { userId: "root" });
+      }
+    });
+
+    it("roles changed but still permitting: the run is created once, with the permit decided again on the roles read now", async () => {
+      const pdp = newPdp();
+      await permitFor(pdp);
+      const permit = await permitFor(pdp);
+      const before = (await decisionsOfAlice()).length;
+      await grantRole(pool, "acme", "alice", "auditor", { userId: "root" });
+      try {
+        await createRun({ ...command("granted meanwhile"), permit });
+        expect(await runsNamed("granted meanwhile")).toBe(1);
+        expect((await decisionsOfAlice()).slice(before)).toEqual([{ permit: true, code: "" }]);
+        // The roles read then are remembered: the next permit assumes them and commits at once.
+        expect((await permitFor(pdp)).rememberedRoles).toEqual(["auditor", "member"]);
+      } finally {
+        await revokeRole(pool, "acme", "alice", "auditor", { userId: "root" });
+      }
+    });
+
+    it("a permit written alone (a retry answered with its first run) is decided again when the roles changed", async () => {
+      await createRun({ ...command("alone after a change", "k-r"), permit: await permitFor() });
+      const pdp = newPdp();
+      await permitFor(pdp);
+      const permit = await permitFor(pdp);
+      const before = (await decisionsOfAlice()).length;
+      await revokeRole(pool, "acme", "alice", "member", { userId: "root" });
+      try {
+        await expect(createRun({ ...command("alone after a change", "k-r"), permit })).rejects.toBeInstanceOf(ForbiddenError);
+        expect((await decisionsOfAlice()).slice(before)).toEqual([{ permit: false, code: "60500" }]);
+      } finally {
+        await grantRole(pool, "acme", "alice", "member", { userId: "root" });
+      }
     });
   });
 

@@ -11,8 +11,8 @@ import {
   type RunRequested,
   type RunSnapshot,
 } from "@steward/contract";
-import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { NEW_RUN_HEADER, addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type DirectPublisher } from "@steward/store";
+import { ConcurrencyError, ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
+import { NEW_RUN_HEADER, addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type AppendRunEventsResult, type DirectPublisher } from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
 import { ownPublishing, type OwnPublishing } from "./own-publishing";
 import type { PendingPermit } from "./gateway-decisions";
@@ -174,8 +174,7 @@ export function createRunHandler(deps: {
       return inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publishing);
     }
     try {
-      const appended = await appendRunEvents(deps.pool, { ...append, permitRecord: permit.row() });
-      permit.committed();
+      const appended = await appendPermitted(deps.pool, append, permit);
       return snapshotOf(runId, publishing.handOff(appended).state);
     } catch (err) {
       // The key was used before (a retry, or two retries racing): answer with the run created first, once the
@@ -194,20 +193,45 @@ export function createRunHandler(deps: {
 
 export type CreateRun = ReturnType<typeof createRunHandler>;
 
+/**
+ * Appends a new run with its permit's record. A permit decided on remembered roles holds only while the member
+ * still holds them: when the statement finds them changed it writes nothing (ConcurrencyError, which a new run's
+ * own stream cannot otherwise meet), and the run is appended once more with the permit decided again on the roles
+ * read now (a deny is recorded and refused there).
+ */
+async function appendPermitted(pool: Pool, append: AppendRunEventsInput, permit: OwedRecord): Promise<AppendRunEventsResult> {
+  for (;;) {
+    const remembered = permit.rememberedRoles();
+    try {
+      const appended = await appendRunEvents(pool, { ...append, permitRecord: permit.row(), permitRoles: remembered });
+      permit.committed();
+      return appended;
+    } catch (err) {
+      if (!(err instanceof ConcurrencyError) || !remembered) throw err;
+      await permit.renew();
+    }
+  }
+}
+
 /** A permit's record until it is written, once: with the run's statement or alone. */
 interface OwedRecord {
   /** The record as a row for the run's statement, or null when none is owed. */
   row(): Readonly<Record<string, unknown>> | null;
+  /** The roles the owed permit was decided on from memory, or null. */
+  rememberedRoles(): readonly string[] | null;
   /** The run's statement committed it. */
   committed(): void;
   /** Writes it alone if still owed. */
   writeAlone(): Promise<void>;
+  /** Its roles changed before it was written: the permit decided again takes its place (a deny throws). */
+  renew(): Promise<void>;
 }
 
 function owedRecord(permit: PendingPermit | null): OwedRecord {
   let owed = permit;
   return {
     row: () => owed?.row ?? null,
+    rememberedRoles: () => owed?.rememberedRoles ?? null,
     committed: () => {
       owed = null;
     },
@@ -215,6 +239,11 @@ function owedRecord(permit: PendingPermit | null): OwedRecord {
       const pending = owed;
       owed = null;
       await pending?.write();
+    },
+    async renew() {
+      const stale = owed;
+      owed = null; // a deny is recorded by the renewal itself: nothing is owed then
+      if (stale) owed = await stale.renew();
     },
   };
 }

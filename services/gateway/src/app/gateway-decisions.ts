@@ -1,4 +1,5 @@
-import { NoActiveSetError, decisionRow, type DecisionQuery, type Pdp } from "@steward/pdp";
+import { ForbiddenError } from "@steward/platform";
+import { NoActiveSetError, StaleRolesError, decisionRow, type DecisionEntry, type DecisionQuery, type Pdp } from "@steward/pdp";
 import type { PolicyDecisionApi } from "@steward/proto";
 
 /**
@@ -8,8 +9,22 @@ import type { PolicyDecisionApi } from "@steward/proto";
 export interface PendingPermit {
   /** The record as a `policy_decisions` row. */
   readonly row: Readonly<Record<string, unknown>>;
-  /** Writes the record alone (group-committed with the gateway's other decisions); resolves once committed. */
+  /**
+   * The member's roles the permit was decided on from memory, or null (read for it): the statement that commits
+   * `row` must find the member holding exactly these, or write nothing (then `renew`).
+   */
+  readonly rememberedRoles: readonly string[] | null;
+  /**
+   * Writes the record alone (group-committed with the gateway's other decisions); resolves once committed. When
+   * the remembered roles are no longer the member's, decides again first: a deny is recorded and thrown
+   * (ForbiddenError), a permit recorded.
+   */
   write(): Promise<void>;
+  /**
+   * The member's roles changed since the decision (the work's statement wrote nothing): decides again on the
+   * roles read now. A permit comes back, its record still to write; a deny is recorded and thrown (ForbiddenError).
+   */
+  renew(): Promise<PendingPermit>;
 }
 
 /** A decision as the gateway acts on it: permit, or the deny's code. */
@@ -37,17 +52,46 @@ const REMOTE_DEADLINE_MS = 2000;
  * it permits to commit in the same statement: one commit for the decision and the run it lets be created.
  */
 export function createGatewayDecisions(deps: { pdp: Pick<Pdp, "decide" | "log">; policyService: PolicyDecisionApi }): GatewayDecide {
+  const { pdp } = deps;
+
+  async function renewed(query: DecisionQuery): Promise<PendingPermit> {
+    const again = await pdp.decide.evaluate(query, { fresh: true });
+    if (!again.decision.permit) {
+      await pdp.log.record(again.entry);
+      throw new ForbiddenError();
+    }
+    return pendingOf(query, again.entry);
+  }
+
+  function pendingOf(query: DecisionQuery, entry: DecisionEntry): PendingPermit {
+    return {
+      row: decisionRow(entry),
+      rememberedRoles: entry.rememberedRoles ?? null,
+      async write() {
+        try {
+          await pdp.log.record(entry);
+        } catch (err) {
+          if (!(err instanceof StaleRolesError)) throw err;
+          await (await renewed(query)).write();
+        }
+      },
+      renew: () => renewed(query),
+    };
+  }
+
   return async (query, options = {}) => {
     try {
       if (!options.deferRecord) {
-        const d = await deps.pdp.decide(query);
+        const d = await pdp.decide(query);
         return { permit: d.permit, code: d.code };
       }
-      const { decision, entry } = await deps.pdp.decide.evaluate(query);
+      let evaluated = await pdp.decide.evaluate(query);
+      // A deny rests on the roles the member holds now: one made on remembered roles is made again on a read.
+      if (!evaluated.decision.permit && evaluated.entry.rememberedRoles) evaluated = await pdp.decide.evaluate(query, { fresh: true });
+      const { decision, entry } = evaluated;
       // A deny permits nothing to carry its record: it is written now, before the refusal.
-      if (!decision.permit) await deps.pdp.log.record(entry);
-      const pending = decision.permit ? { row: decisionRow(entry), write: () => deps.pdp.log.record(entry) } : undefined;
-      return { permit: decision.permit, code: decision.code, pending };
+      if (!decision.permit) await pdp.log.record(entry);
+      return { permit: decision.permit, code: decision.code, pending: decision.permit ? pendingOf(query, entry) : undefined };
     } catch (err) {
       if (!(err instanceof NoActiveSetError)) throw err;
     }

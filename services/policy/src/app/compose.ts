@@ -23,7 +23,11 @@ export function composePolicyService(
   server: grpc.Server;
   close(): void;
 } {
-  const pdp = createPdp({ pool: deps.pool, policyDir: deps.policyDir, logger: deps.logger }, { cacheTenants: options.cacheTenants });
+  const pdp = createPdp({ pool: deps.pool, policyDir: deps.policyDir, logger: deps.logger }, {
+    cacheTenants: options.cacheTenants,
+    // Tool calls name their run and step: no request is asked twice, so no Cedar answer is worth remembering.
+    rememberedAnswers: 0,
+  });
   const stopListening = deps.activations.listen((tenantId) => pdp.sets.invalidate(tenantId));
   const handle = deps.metrics ? withDecisionMetrics(pdp.decide, deps.metrics) : pdp.decide;
   const admin = createPolicyAdmin({

@@ -1,7 +1,15 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { entitiesFor, resourceUid } from "../../domain/entities";
+import * as wasm from "@cedar-policy/cedar-wasm/nodejs";
 import { createCedarEngine, type PreparedPolicySet } from "./engine";
+
+// Cedar itself, counted: the engine's calls into it go through this wrapper.
+jest.mock("@cedar-policy/cedar-wasm/nodejs", () => {
+  const actual = jest.requireActual("@cedar-policy/cedar-wasm/nodejs");
+  return { ...actual, statefulIsAuthorized: jest.fn(actual.statefulIsAuthorized) };
+});
+const cedarCalls = wasm.statefulIsAuthorized as jest.Mock;
 
 const dir = join(__dirname, "..", "..", "..", "..", "..", "infra", "policies");
 const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"));
@@ -125,7 +133,8 @@ describe("the Cedar engine", () => {
   });
 
   it("with more sets than `preparedSets` slots, refills the least recently used slot and never answers from another set's policies", () => {
-    const small = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { preparedSets: 2 });
+    // No answers remembered: every decision goes to Cedar, through the slots.
+    const small = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { preparedSets: 2, rememberedAnswers: 0 });
     const only = (id: string, effect: "permit" | "forbid") => small.validate(`${defaults}\n@id("${id}")\n${effect} (principal, action, resource);`);
     const sets = [small.prepare("a@1", only("all-a", "permit")), small.prepare("b@1", only("none-b", "forbid")), small.prepare("c@1", only("all-c", "permit"))];
     const decide = (i: number) =>
@@ -162,5 +171,55 @@ describe("the Cedar engine", () => {
     expect(engine.validate(twice).issues[0].message).toMatch(/twice/);
     expect(engine.validate("permit (principal,").valid).toBe(false);
     expect(engine.validate("// nothing").valid).toBe(false);
+  });
+
+  describe("remembered answers", () => {
+    beforeEach(() => cedarCalls.mockClear());
+
+    it("answers a request asked before of the same set without Cedar; another request, or another set, goes to Cedar", () => {
+      const mine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 8 });
+      const set = mine.validate(defaults);
+      const v1 = mine.prepare("t9@1", set);
+      const v2 = mine.prepare("t9@2", mine.validate(`${defaults}\n@id("no-runs")\nforbid (principal, action == Steward::Action::"agent.run.create", resource);`));
+      const create = (stepNo: number) => ({
+        principal: { type: "Steward::User", id: "u1" },
+        action: "agent.run.create",
+        resource: resourceUid("run", ""),
+        context: { elevated: false, run_id: "", step_no: stepNo },
+        entities: entitiesFor({ tenantId: "t9", userId: "u1", roles: ["member"], resource: { type: "run", id: "" } }),
+      });
+      const first = mine.authorize(v1, create(0));
+      expect(first).toMatchObject({ permit: true, policyIds: ["member-runs"] });
+      (first.policyIds as string[]).length = 0; // the caller's copy: what is remembered stays whole
+      expect(mine.authorize(v1, create(0))).toEqual({ permit: true, policyIds: ["member-runs"], errors: [], erroredPolicyIds: [] });
+      expect(cedarCalls).toHaveBeenCalledTimes(1);
+      expect(mine.authorize(v1, create(1))).toMatchObject({ permit: true });
+      expect(mine.authorize(v2, create(0))).toMatchObject({ permit: false, policyIds: ["no-runs"] });
+      expect(cedarCalls).toHaveBeenCalledTimes(3);
+      // A member with other roles is another request.
+      expect(mine.authorize(v1, { ...create(0), entities: entitiesFor({ tenantId: "t9", userId: "u1", roles: [], resource: { type: "run", id: "" } }) })).toMatchObject({
+        permit: false,
+      });
+      expect(cedarCalls).toHaveBeenCalledTimes(4);
+    });
+
+    it("remembers at most `rememberedAnswers`, and none with 0", () => {
+      const request = (stepNo: number) => ({
+        principal: { type: "Steward::User", id: "u1" },
+        action: "agent.run.read",
+        resource: resourceUid("run", ""),
+        context: { elevated: false, run_id: "", step_no: stepNo },
+        entities: entitiesFor({ tenantId: "t9", userId: "u1", roles: ["member"], resource: { type: "run", id: "" } }),
+      });
+      const two = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 2 });
+      const onTwo = two.prepare("t9@1", two.validate(defaults));
+      for (const step of [1, 2, 1, 2, 3, 1]) two.authorize(onTwo, request(step)); // 3 pushes out 1
+      expect(cedarCalls).toHaveBeenCalledTimes(4);
+      cedarCalls.mockClear();
+      const none = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 0 });
+      const onNone = none.prepare("t9@1", none.validate(defaults));
+      for (let i = 0; i < 3; i++) none.authorize(onNone, request(1));
+      expect(cedarCalls).toHaveBeenCalledTimes(3);
+    });
   });
 });

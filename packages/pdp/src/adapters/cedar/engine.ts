@@ -40,6 +40,11 @@ export interface CedarAnswer {
 export interface CedarEngineOptions {
   /** How many pre-parsed sets Cedar holds at once (default 1000); the least recently used is parsed again when next needed. */
   readonly preparedSets?: number;
+  /**
+   * How many answers are remembered by their request (default 4096; 0: none). The same request to the same set
+   * is answered again without Cedar: an answer depends on nothing else.
+   */
+  readonly rememberedAnswers?: number;
 }
 
 export interface CedarEngine {
@@ -86,6 +91,8 @@ export function createCedarEngine(schemaText: string, options: CedarEngineOption
   if (loaded.type === "failure") throw new Error("the Cedar schema could not be loaded");
   const engineId = `steward-engine-${++engines}`;
   const slots = createLru<string, string>(options.preparedSets ?? 1000);
+  const rememberedAnswers = options.rememberedAnswers ?? 4096;
+  const answers = rememberedAnswers > 0 ? createLru<string, CedarAnswer>(rememberedAnswers) : null;
   const freeSlots: string[] = [];
   let slotsMade = 0;
 
@@ -131,6 +138,29 @@ export function createCedarEngine(schemaText: string, options: CedarEngineOption
     return { valid: found.length === 0, issues: found, policies };
   }
 
+  /** One decision by Cedar, in the slot of the set (parsed again if its slot was reused). */
+  function evaluate(set: PreparedPolicySet, request: CedarRequest): CedarAnswer {
+    const slot = slots.get(set.key) ?? parseIntoSlot(set);
+    const answer = cedar.statefulIsAuthorized({
+      principal: request.principal,
+      action: { type: `${NAMESPACE}::Action`, id: request.action },
+      resource: request.resource,
+      context: request.context,
+      entities: request.entities,
+      preparsedSchemaName: schemaName,
+      preparsedPolicySetId: slot,
+      validateRequest: true,
+    });
+    if (answer.type === "failure") return { permit: false, policyIds: [], errors: answer.errors.map((e) => e.message), erroredPolicyIds: [] };
+    const { reason, errors } = answer.response.diagnostics;
+    return {
+      permit: answer.response.decision === "allow",
+      policyIds: reason,
+      errors: errors.map((e) => `${e.policyId}: ${e.error.message}`),
+      erroredPolicyIds: [...new Set(errors.map((e) => e.policyId))],
+    };
+  }
+
   return {
     validate,
     prepare(key, set) {
@@ -139,25 +169,20 @@ export function createCedarEngine(schemaText: string, options: CedarEngineOption
       return handle;
     },
     authorize(set, request) {
-      const slot = slots.get(set.key) ?? parseIntoSlot(set);
-      const answer = cedar.statefulIsAuthorized({
-        principal: request.principal,
-        action: { type: `${NAMESPACE}::Action`, id: request.action },
-        resource: request.resource,
-        context: request.context,
-        entities: request.entities,
-        preparsedSchemaName: schemaName,
-        preparsedPolicySetId: slot,
-        validateRequest: true,
-      });
-      if (answer.type === "failure") return { permit: false, policyIds: [], errors: answer.errors.map((e) => e.message), erroredPolicyIds: [] };
-      const { reason, errors } = answer.response.diagnostics;
-      return {
-        permit: answer.response.decision === "allow",
-        policyIds: reason,
-        errors: errors.map((e) => `${e.policyId}: ${e.error.message}`),
-        erroredPolicyIds: [...new Set(errors.map((e) => e.policyId))],
-      };
+      // A set's key names one content for the engine's life, and Cedar reads nothing but the set and the request
+      // (no clock, no I/O): the same pair has the same answer. Tool calls (a new step each) rarely repeat one;
+      // routes (one member creating runs, reading them) do.
+      const key = answers ? `${set.key}\u0000${JSON.stringify(request)}` : "";
+      const known = answers?.get(key);
+      if (known) return copyOf(known);
+      const answer = evaluate(set, request);
+      answers?.set(key, copyOf(answer));
+      return answer;
     },
   };
+}
+
+/** An answer the caller may keep or change without touching the one remembered. */
+function copyOf(answer: CedarAnswer): CedarAnswer {
+  return { permit: answer.permit, policyIds: [...answer.policyIds], errors: [...answer.errors], erroredPolicyIds: [...answer.erroredPolicyIds] };
 }

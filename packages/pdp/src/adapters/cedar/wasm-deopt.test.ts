@@ -14,7 +14,8 @@ function decideWhileDeoptimizing(opts: { inlineWasmCalls: boolean }) {
       filename, jsc: { parser: { syntax: "typescript" }, target: "es2022" }, module: { type: "commonjs" } }).code, filename);
     const { createCedarEngine } = require(${JSON.stringify(join(__dirname, "engine.ts"))});
     const dir = ${JSON.stringify(join(__dirname, "..", "..", "..", "..", "..", "infra", "policies"))};
-    const engine = createCedarEngine(fs.readFileSync(dir + "/schema.cedarschema", "utf8"));
+    // Every call goes to Cedar (no answer remembered), as a new request does.
+    const engine = createCedarEngine(fs.readFileSync(dir + "/schema.cedarschema", "utf8"), { rememberedAnswers: 0 });
     ${opts.inlineWasmCalls ? 'require("node:v8").setFlagsFromString("--turbo-inline-js-wasm-calls");' : ""}
     const set = engine.prepare("t1@1", engine.validate(fs.readFileSync(dir + "/default.cedar", "utf8")));
     let armed = false;

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { createPgDecisionLog, type DecisionEntry } from "./decision-log";
+import { StaleRolesError, createPgDecisionLog, type DecisionEntry } from "./decision-log";
 import { recordingPool, useFreshDatabase } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
 
@@ -174,5 +174,33 @@ describe("the decision log writes concurrent decisions together, each answered o
     expect((states[1] as Error & { code?: string }).code).toMatch(/^22/);
     expect(states[2]).toBe("resolved");
     expect(await written("mixed-")).toEqual(["mixed-a", "mixed-c"]);
+  });
+
+  it("writes an entry made on remembered roles only while the membership holds exactly them; the batch's others are written", async () => {
+    const log = createPgDecisionLog(counted);
+    await observer.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'erin', '{member}'), ('acme', 'fred', '{admin,member}')");
+    const states = track([
+      log.record(entry("remembered-a", { userId: "erin", rememberedRoles: ["member"] })),
+      // Fred's roles changed since they were remembered, and nobody was ever seen as "ghost".
+      log.record(entry("remembered-b", { userId: "fred", rememberedRoles: ["member"] })),
+      log.record(entry("remembered-c", { userId: "ghost", rememberedRoles: ["member"] })),
+      log.record(entry("remembered-d", { userId: "fred" })),
+      log.record(entry("remembered-e", { userId: "fred", rememberedRoles: ["admin", "member"] })),
+    ]);
+    await waitFor(() => (states.every((s) => s !== "pending") ? true : undefined), { timeoutMs: 10_000, what: "every caller to be answered" });
+    expect(states.map((s) => (s instanceof Error ? s.name : s))).toEqual(["resolved", "StaleRolesError", "StaleRolesError", "resolved", "resolved"]);
+    expect(states[1]).toBeInstanceOf(StaleRolesError);
+    expect(inserts()).toBe(1);
+    expect(await written("remembered-")).toEqual(["remembered-a", "remembered-d", "remembered-e"]);
+  });
+
+  it("refuses an entry whose roles were changed by a commit after the decision, before its record", async () => {
+    const log = createPgDecisionLog(counted);
+    await observer.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'gina', '{member}')");
+    const decidedOn = ["member"];
+    await observer.query("UPDATE memberships SET roles = '{}' WHERE tenant_id = 'acme' AND user_id = 'gina'");
+    await expect(log.record(entry("revoked-a", { userId: "gina", rememberedRoles: decidedOn }))).rejects.toBeInstanceOf(StaleRolesError);
+    await expect(log.record(entry("revoked-b", { userId: "gina", rememberedRoles: [] }))).resolves.toBeUndefined();
+    expect(await written("revoked-")).toEqual(["revoked-b"]);
   });
 });

@@ -19,6 +19,12 @@ export interface DecisionEntry {
   readonly policyIds: readonly string[];
   readonly policyVersion: number | null;
   readonly latencyMs: number;
+  /**
+   * The membership roles the decision took from memory (`KnownRoles`), not read for it: the record is written
+   * only if the membership holds exactly these when it is written, else it is refused (StaleRolesError) and the
+   * decision must be made again. Absent: the roles were read for the decision.
+   */
+  readonly rememberedRoles?: readonly string[];
 }
 
 export interface DecisionRow {
@@ -42,9 +48,23 @@ export interface DecisionRow {
   latency_ms: number;
 }
 
+/**
+ * The decision was made on remembered roles that the membership no longer holds: nothing was recorded, and it
+ * must be made again on the roles read now.
+ */
+export class StaleRolesError extends Error {
+  constructor(readonly tenantId: string, readonly userId: string) {
+    super("the member's roles changed since they were read: decide again");
+    this.name = "StaleRolesError";
+  }
+}
+
 /** The durable decision log: written before a decision is answered, so nothing runs without a record. */
 export interface DecisionLog {
-  /** Resolves once the entry is committed; rejects when it could not be written. */
+  /**
+   * Resolves once the entry is committed; rejects when it could not be written, with StaleRolesError when its
+   * remembered roles are no longer the member's.
+   */
   record(entry: DecisionEntry): Promise<void>;
   query(tenantId: string, filter: { runId?: string; mcpSessionId?: string; afterId?: number; limit: number }): Promise<DecisionRow[]>;
 }
@@ -58,21 +78,32 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MCP_MODES = new Set(["observe", "execute", "admin"]);
 const uuidOrNull = (v: string | null) => (v && UUID.test(v) ? v : null);
 
-/** Any number of decisions in one statement, in the order given (so their ids follow it): one column array each. */
+/**
+ * Any number of decisions in one statement, in the order given (so their ids follow it): one column array each.
+ * An entry made on remembered roles ($17, JSON; NULL when read for the decision) is written only when the
+ * membership holds exactly them now; the positions of those refused are the answer.
+ */
 const INSERT_DECISIONS = `
-  INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
+  WITH d AS (
+    SELECT e.*, e.remembered IS NULL OR e.remembered IS NOT DISTINCT FROM (
+             SELECT to_jsonb(m.roles) FROM memberships m WHERE m.tenant_id = e.tenant_id AND m.user_id = e.user_id) AS current
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::int[], $8::text[],
+                  $9::uuid[], $10::boolean[], $11::text[], $12::jsonb[], $13::int[], $14::float8[], $15::uuid[], $16::text[],
+                  $17::jsonb[])
+           WITH ORDINALITY AS e(tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
                                 elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
-                                mcp_session_id, mcp_mode)
-  SELECT d.tenant_id, d.user_id, d.action, d.resource_type, d.resource_id, d.run_id, d.step_no, d.fingerprint,
-         d.elevation_session_id, d.permit, d.code,
-         ARRAY(SELECT p.id FROM jsonb_array_elements_text(d.policy_ids) WITH ORDINALITY AS p(id, n) ORDER BY p.n),
-         d.policy_version, d.latency_ms, d.mcp_session_id, d.mcp_mode
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::int[], $8::text[],
-                $9::uuid[], $10::boolean[], $11::text[], $12::jsonb[], $13::int[], $14::float8[], $15::uuid[], $16::text[])
-         WITH ORDINALITY AS d(tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
-                              elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
-                              mcp_session_id, mcp_mode, ord)
-   ORDER BY d.ord`;
+                                mcp_session_id, mcp_mode, remembered, ord)
+  ), recorded AS (
+    INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
+                                  elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
+                                  mcp_session_id, mcp_mode)
+    SELECT d.tenant_id, d.user_id, d.action, d.resource_type, d.resource_id, d.run_id, d.step_no, d.fingerprint,
+           d.elevation_session_id, d.permit, d.code,
+           ARRAY(SELECT p.id FROM jsonb_array_elements_text(d.policy_ids) WITH ORDINALITY AS p(id, n) ORDER BY p.n),
+           d.policy_version, d.latency_ms, d.mcp_session_id, d.mcp_mode
+      FROM d WHERE d.current
+     ORDER BY d.ord)
+  SELECT d.ord::int AS ord FROM d WHERE NOT d.current`;
 /** Once per decision batch: prepared (one statement text whatever the batch size, thanks to unnest). */
 const insertDecisions = preparedStatement("steward.insert_decisions", INSERT_DECISIONS);
 
@@ -109,10 +140,14 @@ const COLUMNS = [
   "elevation_session_id", "permit", "code", "policy_ids", "policy_version", "latency_ms", "mcp_session_id", "mcp_mode",
 ] as const;
 
-/** The entries as one array per column (each row as `decisionRow` makes it; the policy ids as JSON for jsonb[]). */
+/**
+ * The entries as one array per column (each row as `decisionRow` makes it; the policy ids as JSON for jsonb[]),
+ * then the remembered roles to check (JSON, or null).
+ */
 function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
   const rows = entries.map(decisionRow);
-  return COLUMNS.map((c) => rows.map((r) => (c === "policy_ids" ? JSON.stringify(r[c]) : r[c])));
+  const columns = COLUMNS.map((c) => rows.map((r) => (c === "policy_ids" ? JSON.stringify(r[c]) : r[c])));
+  return [...columns, entries.map((e) => (e.rememberedRoles ? JSON.stringify(e.rememberedRoles) : null))];
 }
 
 /**
@@ -123,16 +158,19 @@ function columnsOf(entries: readonly DecisionEntry[]): unknown[] {
  * entry PostgreSQL refuses (bad data) fails only its own caller (the batch is then written entry by entry).
  */
 export function createPgDecisionLog(pool: Pool, options: DecisionLogOptions = {}): DecisionLog {
-  const writes = createBatcher<DecisionEntry, void>(
+  const writes = createBatcher<DecisionEntry, boolean>(
     (entries) =>
       oneStatementOrEachAlone(entries, async (some) => {
-        await pool.query(insertDecisions(columnsOf(some)));
-        return some.map(() => undefined);
+        const { rows } = await pool.query<{ ord: number }>(insertDecisions(columnsOf(some)));
+        const refused = new Set(rows.map((r) => r.ord));
+        return some.map((_, i) => !refused.has(i + 1));
       }),
     { maxBatch: options.maxBatch },
   );
   return {
-    record: (entry) => writes.submit(entry),
+    async record(entry) {
+      if (!(await writes.submit(entry))) throw new StaleRolesError(entry.tenantId, entry.userId);
+    },
     async query(tenantId, filter) {
       if (filter.runId !== undefined && !UUID.test(filter.runId)) return [];
       if (filter.mcpSessionId !== undefined && !UUID.test(filter.mcpSessionId)) return [];

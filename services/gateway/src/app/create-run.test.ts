@@ -144,22 +144,23 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     const decisionsOfAlice = async () =>
       (await pool.query("SELECT permit, code FROM policy_decisions WHERE user_id = 'alice' AND action = 'agent.run.create' ORDER BY id")).rows;
     const runsNamed = async (input: string) => (await pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'run.queued' AND data->>'input' = $1", [input])).rows[0].n;
-
-    it("commits with the run when the member still holds the roles: one statement, one commit", async () => {
+    /** A PDP that has read alice's roles once, and its next permit, decided on the roles it remembers. */
+    const rememberedPermit = async () => {
       const pdp = newPdp();
-      await permitFor(pdp); // read, and remembered
+      await permitFor(pdp);
       const permit = await permitFor(pdp);
       expect(permit.rememberedRoles).toEqual(["member"]);
+      return { pdp, permit, decisionsBefore: (await decisionsOfAlice()).length };
+    };
+
+    it("commits with the run when the member still holds the roles: one statement, one commit", async () => {
+      const { permit } = await rememberedPermit();
       expect(await transactionsOf(() => createRun({ ...command("remembered, unchanged"), permit }))).toEqual({ commits: 1, rollbacks: 0, statements: 1 });
       expect(await runsNamed("remembered, unchanged")).toBe(1);
     });
 
     it("a role revoked after the decision: the run's statement writes nothing, the decision made again denies, and only the deny is recorded", async () => {
-      const pdp = newPdp();
-      await permitFor(pdp);
-      const permit = await permitFor(pdp);
-      expect(permit.rememberedRoles).toEqual(["member"]);
-      const before = (await decisionsOfAlice()).length;
+      const { permit, decisionsBefore: before } = await rememberedPermit();
       await revokeRole(pool, "acme", "alice", "member", { userId: "root" });
       try {
         await expect(createRun({ ...command("revoked meanwhile"), permit })).rejects.toBeInstanceOf(ForbiddenError);
@@ -171,10 +172,7 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     });
 
     it("roles changed but still permitting: the run is created once, with the permit decided again on the roles read now", async () => {
-      const pdp = newPdp();
-      await permitFor(pdp);
-      const permit = await permitFor(pdp);
-      const before = (await decisionsOfAlice()).length;
+      const { pdp, permit, decisionsBefore: before } = await rememberedPermit();
       await grantRole(pool, "acme", "alice", "auditor", { userId: "root" });
       try {
         await createRun({ ...command("granted meanwhile"), permit });
@@ -189,10 +187,7 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
 
     it("a permit written alone (a retry answered with its first run) is decided again when the roles changed", async () => {
       await createRun({ ...command("alone after a change", "k-r"), permit: await permitFor() });
-      const pdp = newPdp();
-      await permitFor(pdp);
-      const permit = await permitFor(pdp);
-      const before = (await decisionsOfAlice()).length;
+      const { permit, decisionsBefore: before } = await rememberedPermit();
       await revokeRole(pool, "acme", "alice", "member", { userId: "root" });
       try {
         await expect(createRun({ ...command("alone after a change", "k-r"), permit })).rejects.toBeInstanceOf(ForbiddenError);

@@ -175,19 +175,21 @@ describe("the Cedar engine", () => {
 
   describe("remembered answers", () => {
     beforeEach(() => cedarCalls.mockClear());
+    /** A member's question about runs, at a step: the step makes it another request. */
+    const runRequest = (action: string, stepNo: number, roles = ["member"]) => ({
+      principal: { type: "Steward::User", id: "u1" },
+      action,
+      resource: resourceUid("run", ""),
+      context: { elevated: false, run_id: "", step_no: stepNo },
+      entities: entitiesFor({ tenantId: "t9", userId: "u1", roles, resource: { type: "run", id: "" } }),
+    });
 
     it("answers a request asked before of the same set without Cedar; another request, or another set, goes to Cedar", () => {
       const mine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 8 });
       const set = mine.validate(defaults);
       const v1 = mine.prepare("t9@1", set);
       const v2 = mine.prepare("t9@2", mine.validate(`${defaults}\n@id("no-runs")\nforbid (principal, action == Steward::Action::"agent.run.create", resource);`));
-      const create = (stepNo: number) => ({
-        principal: { type: "Steward::User", id: "u1" },
-        action: "agent.run.create",
-        resource: resourceUid("run", ""),
-        context: { elevated: false, run_id: "", step_no: stepNo },
-        entities: entitiesFor({ tenantId: "t9", userId: "u1", roles: ["member"], resource: { type: "run", id: "" } }),
-      });
+      const create = (stepNo: number) => runRequest("agent.run.create", stepNo);
       const first = mine.authorize(v1, create(0));
       expect(first).toMatchObject({ permit: true, policyIds: ["member-runs"] });
       (first.policyIds as string[]).length = 0; // the caller's copy: what is remembered stays whole
@@ -197,20 +199,12 @@ describe("the Cedar engine", () => {
       expect(mine.authorize(v2, create(0))).toMatchObject({ permit: false, policyIds: ["no-runs"] });
       expect(cedarCalls).toHaveBeenCalledTimes(3);
       // A member with other roles is another request.
-      expect(mine.authorize(v1, { ...create(0), entities: entitiesFor({ tenantId: "t9", userId: "u1", roles: [], resource: { type: "run", id: "" } }) })).toMatchObject({
-        permit: false,
-      });
+      expect(mine.authorize(v1, runRequest("agent.run.create", 0, []))).toMatchObject({ permit: false });
       expect(cedarCalls).toHaveBeenCalledTimes(4);
     });
 
     it("remembers at most `rememberedAnswers`, and none with 0", () => {
-      const request = (stepNo: number) => ({
-        principal: { type: "Steward::User", id: "u1" },
-        action: "agent.run.read",
-        resource: resourceUid("run", ""),
-        context: { elevated: false, run_id: "", step_no: stepNo },
-        entities: entitiesFor({ tenantId: "t9", userId: "u1", roles: ["member"], resource: { type: "run", id: "" } }),
-      });
+      const request = (stepNo: number) => runRequest("agent.run.read", stepNo);
       const two = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 2 });
       const onTwo = two.prepare("t9@1", two.validate(defaults));
       for (const step of [1, 2, 1, 2, 3, 1]) two.authorize(onTwo, request(step)); // 3 pushes out 1

@@ -12,13 +12,14 @@ import { createKnownRoles } from "./known-roles";
 /** The policy folder that ships with Steward: the Cedar schema and the default set for new tenants. */
 export const defaultPolicyDir = join(__dirname, "..", "..", "..", "..", "infra", "policies");
 
+/** Members whose roles a PDP remembers between decisions; each record verifies them. */
+const MEMBERS_REMEMBERED = 10_000;
+
 export interface PdpOptions {
   /** How many tenants' parsed sets are held (default 1000); Cedar holds as many, and a dry run borrows a slot. */
   readonly cacheTenants?: number;
   /** Whether a tenant without any set gets the default one installed (default true; the gateway's guard: false). */
   readonly installsDefault?: boolean;
-  /** How many members' roles are remembered between decisions (default 10000); each record verifies them. */
-  readonly cacheMembers?: number;
   /**
    * How many Cedar answers are remembered by request (default 4096; 0: none). Worth it where requests repeat (a
    * member's routes); a tool call names its run and step, so the policy service's requests never do.
@@ -55,7 +56,7 @@ export function createPdp(deps: { pool: Pool; policyDir: string; logger: Logger 
   );
   const log = createPgDecisionLog(deps.pool);
   const facts = createPgPolicyFacts(deps.pool);
-  const roles = createKnownRoles(facts, options.cacheMembers ?? 10_000);
+  const roles = createKnownRoles(facts, MEMBERS_REMEMBERED);
   const decide = createDecisionHandler({ facts, roles, sets, engine, log, logger: deps.logger });
   return { decide, engine, store, sets, log };
 }

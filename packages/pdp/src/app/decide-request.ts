@@ -90,8 +90,7 @@ export function createDecisionHandler(deps: {
         deps.sets.get(query.tenantId),
       ]);
       policyVersion = set.version;
-      const roles = member.roles;
-      if (member.remembered) rememberedRoles = [...member.roles];
+      if (member.remembered) rememberedRoles = member.roles;
       const stepNo = Number(query.context.step_no ?? 0);
       // An MCP tool's point is one Cedar action on the tool named by the point.
       const mcp = isMcpPolicyPoint(query.action);
@@ -106,7 +105,7 @@ export function createDecisionHandler(deps: {
           step_no: Number.isFinite(stepNo) ? stepNo : 0,
           ...mcpContextOf(query.context),
         },
-        entities: entitiesFor({ ...query, resource, roles, toolSafety: query.context.tool_safety }),
+        entities: entitiesFor({ ...query, resource, roles: member.roles, toolSafety: query.context.tool_safety }),
       });
       decision = decisionOf({ action: query.action, elevation, verdict });
       if (verdict.erroredPolicyIds.length > 0) {

@@ -70,8 +70,7 @@ export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 export const DIRECT_GRACE_MS = 2000;
 
 /** A permit decided on remembered roles ($39) holds only while its member holds exactly them: else nothing is inserted. */
-const PERMIT_ROLES_HELD = `$39::jsonb IS NULL OR $39::jsonb IS NOT DISTINCT FROM (
-         SELECT to_jsonb(m.roles) FROM memberships m WHERE m.tenant_id = $38::jsonb->>'tenant_id' AND m.user_id = $38::jsonb->>'user_id')`;
+const PERMIT_ROLES_HELD = "roles_still_held($38::jsonb->>'tenant_id', $38::jsonb->>'user_id', $39::jsonb)";
 
 /** The permit's record, inserted only with the events (a stream not at the expected version writes neither). */
 const PERMIT_RECORD = `

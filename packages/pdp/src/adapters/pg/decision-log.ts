@@ -53,7 +53,7 @@ export interface DecisionRow {
  * must be made again on the roles read now.
  */
 export class StaleRolesError extends Error {
-  constructor(readonly tenantId: string, readonly userId: string) {
+  constructor() {
     super("the member's roles changed since they were read: decide again");
     this.name = "StaleRolesError";
   }
@@ -85,8 +85,7 @@ const uuidOrNull = (v: string | null) => (v && UUID.test(v) ? v : null);
  */
 const INSERT_DECISIONS = `
   WITH d AS (
-    SELECT e.*, e.remembered IS NULL OR e.remembered IS NOT DISTINCT FROM (
-             SELECT to_jsonb(m.roles) FROM memberships m WHERE m.tenant_id = e.tenant_id AND m.user_id = e.user_id) AS current
+    SELECT e.*, roles_still_held(e.tenant_id, e.user_id, e.remembered) AS current
       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[], $7::int[], $8::text[],
                   $9::uuid[], $10::boolean[], $11::text[], $12::jsonb[], $13::int[], $14::float8[], $15::uuid[], $16::text[],
                   $17::jsonb[])
@@ -169,7 +168,7 @@ export function createPgDecisionLog(pool: Pool, options: DecisionLogOptions = {}
   );
   return {
     async record(entry) {
-      if (!(await writes.submit(entry))) throw new StaleRolesError(entry.tenantId, entry.userId);
+      if (!(await writes.submit(entry))) throw new StaleRolesError();
     },
     async query(tenantId, filter) {
       if (filter.runId !== undefined && !UUID.test(filter.runId)) return [];

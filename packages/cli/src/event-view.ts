@@ -1,4 +1,4 @@
-import type { SseEvent } from "./sse";
+import type { SseEvent } from "@steward/contract";
 
 /**
  * A run event as the CLI handles it: stored events keep the envelope the gateway sends (`seq`, `type`,

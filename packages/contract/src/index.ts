@@ -60,3 +60,4 @@ export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
 export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";
 export { policyPoints, isPolicyPoint, isMcpPolicyPoint, type PolicyPoint, type McpPolicyPoint } from "./policy-points";
 export { busNames, type BusNames } from "./subjects";
+export { createSseParser, type SseEvent } from "./sse";

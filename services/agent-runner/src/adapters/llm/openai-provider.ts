@@ -1,5 +1,5 @@
-import OpenAI from "openai";
 import { ModelCallAbortedError, ModelUnavailableError, type ModelAnswer, type ModelProvider, type ModelRequest } from "../../domain/model";
+import { chatCompletions } from "./chat-completions";
 import { assembleStream } from "./stream-assembly";
 import { untilSilent } from "./until-silent";
 
@@ -14,49 +14,40 @@ export interface OpenAiProfile {
 }
 
 /**
- * An OpenAI-compatible chat-completions endpoint (OpenAI, LiteLLM, vLLM, Ollama) through the official SDK,
- * streamed: text deltas go to `onDelta` as they come and tool-call fragments are assembled by index. Every
- * failure to get an answer becomes ModelUnavailableError; the provider's own words stay in the cause, which
- * is never shown to clients or logged at info level.
+ * An OpenAI-compatible chat-completions endpoint (OpenAI, LiteLLM, vLLM, Ollama), streamed over plain HTTP
+ * (chat-completions.ts; docs/runtime.md says why not the SDK): text deltas go to `onDelta` as they come and
+ * tool-call fragments are assembled by index. Every failure to get an answer becomes ModelUnavailableError;
+ * the provider's own words stay in the cause, which is never shown to clients or logged at info level.
  */
 export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
   const timeoutMs = profile.timeoutMs ?? 60_000;
-  const client = new OpenAI({
-    baseURL: profile.baseUrl,
-    apiKey: profile.apiKey || "unset",
-    // The SDK's timeout ends when the answer's headers arrive; untilSilent bounds the streamed body.
-    timeout: timeoutMs,
-    maxRetries: 0,
-  });
+  // The timeout ends when the answer's headers arrive; untilSilent bounds the streamed body.
+  const stream = chatCompletions({ baseUrl: profile.baseUrl, apiKey: profile.apiKey, timeoutMs });
   return {
     name: profile.name,
     async complete(request: ModelRequest): Promise<ModelAnswer> {
-      // The SDK adds an abort listener to the signal it is given and never removes it: it gets a signal of
-      // its own that dies with this call, so a caller's long-lived signal does not collect one per call.
+      // A controller of this call only, tied to the caller's signal by a listener removed when the call ends, so a
+      // caller's long-lived signal does not collect one per call.
       const call = new AbortController();
       const abort = () => call.abort(request.signal.reason);
       request.signal.addEventListener("abort", abort, { once: true });
       if (request.signal.aborted) abort();
       try {
-        const stream = await client.chat.completions.create(
+        const chunks = stream(
           {
             model: profile.model,
-            messages: request.messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+            messages: request.messages,
             tools:
               request.tools.length > 0
-                ? request.tools.map((t) => ({
-                    type: "function" as const,
-                    function: { name: t.name, description: t.description, parameters: t.parameters },
-                  }))
+                ? request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }))
                 : undefined,
             max_tokens: request.maxOutputTokens,
-            stream: true,
             stream_options: { include_usage: true },
           },
-          { signal: call.signal },
+          call.signal,
         );
-        const answer = await assembleStream(untilSilent(stream, timeoutMs, () => call.abort()), request.onDelta);
-        // The SDK ends an aborted stream quietly: what arrived until then is a cut answer, never an answer.
+        const answer = await assembleStream(untilSilent(chunks, timeoutMs, () => call.abort()), request.onDelta);
+        // What arrived before an abort is a cut answer, never an answer, however the stream ended.
         if (call.signal.aborted) throw new Error("the answer's stream was aborted");
         return { ...answer, provider: profile.name };
       } catch (err) {

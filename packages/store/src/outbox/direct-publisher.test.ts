@@ -256,7 +256,7 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
     expect(await seqsOnBus(runId)).toEqual([1, 2, 3]);
   });
 
-  it("given rows without publishDirect, then nothing comes back and they wake the relays; rows a writer publishes wake nobody", async () => {
+  it("given rows without publishDirect, then nothing comes back and they wake the relays once per commit; rows a writer publishes wake nobody", async () => {
     const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     let notified = 0;
@@ -272,6 +272,13 @@ describe("a writer publishing its own outbox rows after commit (real PostgreSQL 
       // Notifications come in commit order and before the answer to a later query: the first append sent none.
       await listener.query("SELECT 1");
       expect(notified).toBe(1);
+      // Two rows for the relays in one commit (the copy and the command): one notification.
+      const both = randomUUID();
+      await appendRunEvents(pool, { runId: both, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(both)], namespace });
+      expect((await outboxOf(both)).map((r) => r.held)).toEqual([false, false]);
+      await waitFor(() => (notified > 1 ? true : undefined), { timeoutMs: 5000, what: "the notification of the two rows" });
+      await listener.query("SELECT 1");
+      expect(notified).toBe(2);
     } finally {
       await listener.end();
     }

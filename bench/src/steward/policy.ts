@@ -18,12 +18,12 @@ interface Engine {
   authorize(set: unknown, request: unknown): { permit: boolean };
 }
 
-function loadPolicyInternals(): { createCedarEngine(schema: string): Engine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
+function loadPolicyInternals(): { createCedarEngine(schema: string, options: { rememberedAnswers: number }): Engine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
   // The PDP's engine from its build (packages/pdp, which the policy service and the gateway run): measured as they run it.
   const dist = join(repoRoot, "packages", "pdp", "dist");
   /* eslint-disable @typescript-eslint/no-require-imports */
   return {
-    ...(require(join(dist, "adapters", "cedar", "engine.js")) as { createCedarEngine(schema: string): Engine }),
+    ...(require(join(dist, "adapters", "cedar", "engine.js")) as { createCedarEngine(schema: string, options: { rememberedAnswers: number }): Engine }),
     ...(require(join(dist, "domain", "entities.js")) as { entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown }),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
@@ -33,10 +33,10 @@ function loadPolicyInternals(): { createCedarEngine(schema: string): Engine; ent
 export async function measurePolicy(bench: StewardBench, samples: number): Promise<PolicyResult> {
   const { createCedarEngine, entitiesFor, resourceUid } = loadPolicyInternals();
   const dir = join(repoRoot, "infra", "policies");
-  const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"));
+  // Nothing remembered: every sample is an evaluation by Cedar.
+  const engine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 0 });
   const prepared = engine.prepare("bench@1", engine.validate(readFileSync(join(dir, "default.cedar"), "utf8")));
-  // A new step number each time, as each tool call of a run has: every sample is evaluated by Cedar, none is
-  // answered from the engine's memory of answers to the same request.
+  // A new step number each time, as each tool call of a run has.
   const request = (stepNo: number) => ({
     principal: { type: "Steward::User", id: "bench-user" },
     action: "knowledge.document.read",

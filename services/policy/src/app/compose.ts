@@ -23,11 +23,9 @@ export function composePolicyService(
   server: grpc.Server;
   close(): void;
 } {
-  const pdp = createPdp({ pool: deps.pool, policyDir: deps.policyDir, logger: deps.logger }, {
-    cacheTenants: options.cacheTenants,
-    // Tool calls name their run and step: no request is asked twice, so no Cedar answer is worth remembering.
-    rememberedAnswers: 0,
-  });
+  // Cedar's answers are remembered (the engine's default): a tool call's run and step, which no default policy
+  // reads, count by their type only, so the same member calling the same tool asks Cedar once per set.
+  const pdp = createPdp({ pool: deps.pool, policyDir: deps.policyDir, logger: deps.logger }, { cacheTenants: options.cacheTenants });
   const stopListening = deps.activations.listen((tenantId) => pdp.sets.invalidate(tenantId));
   const handle = deps.metrics ? withDecisionMetrics(pdp.decide, deps.metrics) : pdp.decide;
   const admin = createPolicyAdmin({

@@ -175,27 +175,28 @@ describe("the Cedar engine", () => {
 
   describe("remembered answers", () => {
     beforeEach(() => cedarCalls.mockClear());
-    /** A member's question about runs, at a step: the step makes it another request. */
-    const runRequest = (action: string, stepNo: number, roles = ["member"]) => ({
+    /** A member's question about runs, at a step, elevated or not (the default set reads `elevated`, never the step). */
+    const runRequest = (action: string, stepNo: number, roles = ["member"], elevated = false) => ({
       principal: { type: "Steward::User", id: "u1" },
       action,
       resource: resourceUid("run", ""),
-      context: { elevated: false, run_id: "", step_no: stepNo },
+      context: { elevated, run_id: "", step_no: stepNo },
       entities: entitiesFor({ tenantId: "t9", userId: "u1", roles, resource: { type: "run", id: "" } }),
     });
+    const schema = readFileSync(join(dir, "schema.cedarschema"), "utf8");
 
     it("answers a request asked before of the same set without Cedar; another request, or another set, goes to Cedar", () => {
-      const mine = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 8 });
+      const mine = createCedarEngine(schema, { rememberedAnswers: 8 });
       const set = mine.validate(defaults);
       const v1 = mine.prepare("t9@1", set);
       const v2 = mine.prepare("t9@2", mine.validate(`${defaults}\n@id("no-runs")\nforbid (principal, action == Steward::Action::"agent.run.create", resource);`));
-      const create = (stepNo: number) => runRequest("agent.run.create", stepNo);
+      const create = (stepNo: number, elevated = false) => runRequest("agent.run.create", stepNo, ["member"], elevated);
       const first = mine.authorize(v1, create(0));
       expect(first).toMatchObject({ permit: true, policyIds: ["member-runs"] });
       (first.policyIds as string[]).length = 0; // the caller's copy: what is remembered stays whole
       expect(mine.authorize(v1, create(0))).toEqual({ permit: true, policyIds: ["member-runs"], errors: [], erroredPolicyIds: [] });
       expect(cedarCalls).toHaveBeenCalledTimes(1);
-      expect(mine.authorize(v1, create(1))).toMatchObject({ permit: true });
+      expect(mine.authorize(v1, create(0, true))).toMatchObject({ permit: true });
       expect(mine.authorize(v2, create(0))).toMatchObject({ permit: false, policyIds: ["no-runs"] });
       expect(cedarCalls).toHaveBeenCalledTimes(3);
       // A member with other roles is another request.
@@ -203,16 +204,34 @@ describe("the Cedar engine", () => {
       expect(cedarCalls).toHaveBeenCalledTimes(4);
     });
 
+    it("given a set that never reads the step, then another step is the same question; a set that reads it asks Cedar for each", () => {
+      const mine = createCedarEngine(schema, { rememberedAnswers: 8 });
+      const plain = mine.prepare("t9@1", mine.validate(defaults));
+      expect(plain.contextReads).not.toBe("whole");
+      expect([1, 2, 3].map((step) => mine.authorize(plain, runRequest("agent.run.create", step)).permit)).toEqual([true, true, true]);
+      expect(cedarCalls).toHaveBeenCalledTimes(1);
+      // A value of another type is checked by Cedar against the schema, read or not: not the same question.
+      const refused = mine.authorize(plain, { ...runRequest("agent.run.create", 1), context: { elevated: false, run_id: "", step_no: "one" } as never });
+      expect(refused.permit).toBe(false);
+      expect(cedarCalls).toHaveBeenCalledTimes(2);
+
+      cedarCalls.mockClear();
+      const budget = mine.prepare("t9@3", mine.validate(`${defaults}\n@id("few-steps")\nforbid (principal, action, resource) when { context.step_no > 2 };`));
+      expect([1, 2, 3, 2].map((step) => mine.authorize(budget, runRequest("agent.run.create", step)).permit)).toEqual([true, true, false, true]);
+      expect(cedarCalls).toHaveBeenCalledTimes(3);
+    });
+
     it("remembers at most `rememberedAnswers`, and none with 0", () => {
-      const request = (stepNo: number) => runRequest("agent.run.read", stepNo);
-      const two = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 2 });
+      const asking = (roles: string[]) => runRequest("agent.run.read", 0, roles);
+      const [a, b, c] = [["member"], ["admin"], []];
+      const two = createCedarEngine(schema, { rememberedAnswers: 2 });
       const onTwo = two.prepare("t9@1", two.validate(defaults));
-      for (const step of [1, 2, 1, 2, 3, 1]) two.authorize(onTwo, request(step)); // 3 pushes out 1
+      for (const roles of [a, b, a, b, c, a]) two.authorize(onTwo, asking(roles)); // c pushes out a
       expect(cedarCalls).toHaveBeenCalledTimes(4);
       cedarCalls.mockClear();
-      const none = createCedarEngine(readFileSync(join(dir, "schema.cedarschema"), "utf8"), { rememberedAnswers: 0 });
+      const none = createCedarEngine(schema, { rememberedAnswers: 0 });
       const onNone = none.prepare("t9@1", none.validate(defaults));
-      for (let i = 0; i < 3; i++) none.authorize(onNone, request(1));
+      for (let i = 0; i < 3; i++) none.authorize(onNone, asking(a));
       expect(cedarCalls).toHaveBeenCalledTimes(3);
     });
   });

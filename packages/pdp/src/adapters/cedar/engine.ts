@@ -1,6 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { createLru } from "../../domain/lru";
+import { contextAsRead, contextReads, type ContextReads } from "../../domain/context-reads";
 
 export interface ValidationIssue {
   readonly policyId: string;
@@ -18,6 +19,8 @@ export interface ValidatedPolicySet {
 export interface PreparedPolicySet {
   readonly key: string;
   readonly policies: Readonly<Record<string, string>>;
+  /** The context attributes the set's policies can read (`contextReads`): a remembered answer is keyed by these. */
+  readonly contextReads: ContextReads;
 }
 
 export interface CedarRequest {
@@ -42,7 +45,8 @@ export interface CedarEngineOptions {
   readonly preparedSets?: number;
   /**
    * How many answers are remembered by their request (default 4096; 0: none). The same request to the same set
-   * is answered again without Cedar: an answer depends on nothing else.
+   * is answered again without Cedar: an answer depends on nothing else. Context attributes no policy of the set
+   * reads (a tool call's run and step, mostly) count by their type only.
    */
   readonly rememberedAnswers?: number;
 }
@@ -164,15 +168,15 @@ export function createCedarEngine(schemaText: string, options: CedarEngineOption
   return {
     validate,
     prepare(key, set) {
-      const handle = { key, policies: set.policies };
+      const handle = { key, policies: set.policies, contextReads: contextReads(Object.values(set.policies)) };
       parseIntoSlot(handle);
       return handle;
     },
     authorize(set, request) {
       // A set's key names one content for the engine's life, and Cedar reads nothing but the set and the request
-      // (no clock, no I/O): the same pair has the same answer. Tool calls (a new step each) rarely repeat one;
-      // routes (one member creating runs, reading them) do.
-      const key = answers ? `${set.key}\u0000${JSON.stringify(request)}` : "";
+      // (no clock, no I/O): the same pair has the same answer. A tool call names a new step each time, which the
+      // default set never reads: the same member calling the same tool is the same question.
+      const key = answers ? `${set.key}\u0000${JSON.stringify({ ...request, context: contextAsRead(request.context, set.contextReads) })}` : "";
       const known = answers?.get(key);
       if (known) return copyOf(known);
       const answer = evaluate(set, request);

@@ -85,7 +85,9 @@ function plainKind(value: unknown): string | null {
 /**
  * The part of a context an answer can depend on: the values of the attributes read, and of the others only
  * their kind (Cedar refuses a value of the wrong type whether or not a policy reads it). An attribute of any
- * other value (a fraction, a record) counts by its value.
+ * other value (a fraction, a record) counts by its value. This holds for the schema's context types, String,
+ * Bool and Long (infra/policies/schema.cedarschema): an attribute of an extension type, whose string Cedar
+ * parses, would have to count by its value.
  */
 export function contextAsRead(context: Readonly<Record<string, unknown>>, reads: ContextReads): unknown {
   if (reads === "whole") return context;

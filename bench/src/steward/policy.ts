@@ -18,12 +18,14 @@ interface Engine {
   authorize(set: unknown, request: unknown): { permit: boolean };
 }
 
-function loadPolicyInternals(): { createCedarEngine(schema: string, options: { rememberedAnswers: number }): Engine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
+type CreateEngine = (schema: string, options: { rememberedAnswers: number }) => Engine;
+
+function loadPolicyInternals(): { createCedarEngine: CreateEngine; entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown } {
   // The PDP's engine from its build (packages/pdp, which the policy service and the gateway run): measured as they run it.
   const dist = join(repoRoot, "packages", "pdp", "dist");
   /* eslint-disable @typescript-eslint/no-require-imports */
   return {
-    ...(require(join(dist, "adapters", "cedar", "engine.js")) as { createCedarEngine(schema: string, options: { rememberedAnswers: number }): Engine }),
+    ...(require(join(dist, "adapters", "cedar", "engine.js")) as { createCedarEngine: CreateEngine }),
     ...(require(join(dist, "domain", "entities.js")) as { entitiesFor(i: unknown): unknown; resourceUid(t: string, id: string): unknown }),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */

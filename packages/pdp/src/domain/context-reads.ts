@@ -13,6 +13,8 @@ export type ContextReads = ReadonlySet<string> | "whole";
 /** A string literal holding an escape is `escaped`: its text here is not the value Cedar reads. */
 type Token = { readonly kind: "word" | "string" | "mark"; readonly text: string; readonly escaped?: boolean };
 
+const WORD = /[A-Za-z_][A-Za-z0-9_]*/y;
+
 /** Cedar's words, string literals and single marks, without whitespace and `//` comments. */
 function tokens(text: string): Token[] {
   const out: Token[] = [];
@@ -38,7 +40,8 @@ function tokens(text: string): Token[] {
       out.push({ kind: "string", text: value, escaped });
       i = j + 1;
     } else if (/[A-Za-z_]/.test(c)) {
-      const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i))![0];
+      WORD.lastIndex = i;
+      const word = WORD.exec(text)![0];
       out.push({ kind: "word", text: word });
       i += word.length;
     } else {
@@ -49,11 +52,12 @@ function tokens(text: string): Token[] {
   return out;
 }
 
+const is = (token: Token | undefined, kind: Token["kind"], text?: string) => token?.kind === kind && (text === undefined || token.text === text);
+
 /** The attribute a `context` at `at` reads, or null when it is used otherwise. */
 function readAt(all: readonly Token[], at: number): string | null {
   const [next, name, after] = [all[at + 1], all[at + 2], all[at + 3]];
   if (!next || !name || name.escaped) return null;
-  const is = (token: Token | undefined, kind: Token["kind"], text?: string) => token?.kind === kind && (text === undefined || token.text === text);
   // `context.name(…)` would be a method of the record itself, not an attribute.
   if (is(next, "mark", ".") && is(name, "word") && !is(after, "mark", "(")) return name.text;
   if (is(next, "mark", "[") && is(name, "string") && is(after, "mark", "]")) return name.text;
@@ -66,7 +70,7 @@ export function contextReads(policies: Iterable<string>): ContextReads {
   for (const policy of policies) {
     const all = tokens(policy);
     for (let i = 0; i < all.length; i++) {
-      if (all[i].kind !== "word" || all[i].text !== "context") continue;
+      if (!is(all[i], "word", "context")) continue;
       const name = readAt(all, i);
       if (name === null) return "whole";
       reads.add(name);

@@ -4,7 +4,6 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { preparedStatement, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
-import { PUBLISHED_THROUGH_HEADER } from "../runs/append-run-events";
 
 export interface DirectPublisherOptions {
   /** Published rows are marked in one statement per this many ms (or per `markBatch` rows). Default 50. */
@@ -41,15 +40,14 @@ const markPublished = preparedStatement(
 
 /**
  * The writer's own publish, right after its commit: the event is on the bus without a relay being woken,
- * taking the relays' lock and claiming the row in a transaction. The rows of one commit are sent together on
- * the one connection, in their order (one write, as a relay sends its batch); the next commit's rows only
- * after all of them are acknowledged. So a dropped connection loses a tail of what was sent, never a row
- * before one that arrived. A row the stream refuses (too large, no stream for its subject) does not stop the
- * rows sent with it, as in a relay's batch. A row that vouches for the rows before it
- * (`Steward-Published-Through`, a new run's command) is sent only once they are acknowledged. Acknowledged
- * rows are marked published in batches, off the caller's path. A row not acknowledged (the bus away, a
- * refusal) or not marked (the writer died) stays held until its grace passes, then a relay publishes it and
- * the run's later rows after it; a row published twice is dropped by JetStream's duplicate window.
+ * taking the relays' lock and claiming the row in a transaction. A run's rows are sent one after the other,
+ * each once the one before it is acknowledged, so that no failure can put a later row on the stream before an
+ * earlier one: not a dropped connection, and not a stream between two leaders that answers nobody for a moment
+ * and then takes what follows. So a row that vouches for the rows before it (`Steward-Published-Through`, a
+ * new run's command) is true when sent. Acknowledged rows are marked published in batches, off the caller's
+ * path. A row not acknowledged (the bus away, a refusal) or not marked (the writer died) stays held until its
+ * grace passes, then a relay publishes it and the run's later rows after it; a row published twice is dropped
+ * by JetStream's duplicate window.
  */
 export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection; logger: Logger }, options: DirectPublisherOptions = {}): DirectPublisher {
   const markEveryMs = options.markEveryMs ?? 50;
@@ -101,30 +99,19 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     }
   }
 
-  /** Rows sent together, acknowledged together: up to (not including) the next row that vouches for those before it. */
-  function nextBurst(rows: readonly OutboxRow[], from: number): number {
-    let end = from + 1;
-    while (end < rows.length && !(PUBLISHED_THROUGH_HEADER in rows[end].headers)) end++;
-    return end;
-  }
-
+  /** Each row only once the one before it is acknowledged: a run's later row never reaches the stream first. */
   async function publishInOrder(runId: string, rows: readonly OutboxRow[]): Promise<void> {
-    for (let start = 0; start < rows.length; ) {
-      if (broken.has(runId)) return forget(rows.slice(start).map((r) => r.id));
-      const end = nextBurst(rows, start);
-      const burst = rows.slice(start, end);
-      const results = await Promise.allSettled(burst.map((row) => publishTraced(js, row)));
-      const failed = results.findIndex((r) => r.status === "rejected");
-      for (const row of failed === -1 ? burst : burst.slice(0, failed)) acked.push(row.id);
-      if (failed !== 0) scheduleMark();
-      if (failed !== -1) {
+    for (let i = 0; i < rows.length; i++) {
+      if (broken.has(runId)) return forget(rows.slice(i).map((r) => r.id));
+      try {
+        await publishTraced(js, rows[i]);
+      } catch (err) {
         broken.add(runId);
-        const err = (results[failed] as PromiseRejectedResult).reason;
-        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: burst[failed].id }, "direct publish failed; the relays publish the run's rows");
-        // Rows after the failed one that went through anyway are published again by a relay and dropped as duplicates.
-        return forget(rows.slice(start + failed).map((r) => r.id));
+        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: rows[i].id }, "direct publish failed; the relays publish the run's rows");
+        return forget(rows.slice(i).map((r) => r.id));
       }
-      start = end;
+      acked.push(rows[i].id);
+      scheduleMark();
     }
   }
 

@@ -1,10 +1,10 @@
 /**
- * Why a publish failed, as the relay must treat it:
+ * Why a publish failed, as the relay must treat it (settle-batch.ts):
  * - `outage`: the bus is away or unwell (disconnected, a timeout, no stream answering, JetStream 5xx). Nothing
- *   is wrong with the message: it and everything behind it are tried again later, in order, uncounted.
+ *   is wrong with the message: it and its run's later messages are tried again later, in order, uncounted.
  * - `refused`: NATS refused this message (over the payload maximum, a bad subject or header, a JetStream 4xx
  *   such as "message size exceeds maximum allowed"). It is retried a bounded number of times, then set aside;
- *   the messages behind it go on.
+ *   other runs' messages go on meanwhile.
  */
 export type PublishFailure =
   /** `noResponders`: no stream answered for the subject (none provisioned yet, or none takes that subject). */

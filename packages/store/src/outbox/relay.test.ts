@@ -335,6 +335,45 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     await r.stop();
   });
 
+  it("a run's later row never reaches the stream before an earlier one no stream answered for: that one waits, uncounted, then goes first", async () => {
+    // The run's first row has a subject no stream answers for yet, as while its stream is between two leaders;
+    // the rows after it would be taken at once. Sent together, they would be on the stream before it.
+    const stream = `${namespace.toUpperCase()}_LANES`;
+    const prefix = `${namespace}.lanes`;
+    await ensureStream(jsm, { name: stream, subjects: [`${prefix}.now.>`], duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS });
+    streams.push(stream);
+    const own = await extraConnections("steward-relay-lanes");
+    const r = relay(own.pool, own.nc, 256, { maxAttempts: 2, retryBaseMs: 50 });
+    const runId = randomUUID();
+    const message = (subject: string, run: string): OutboxMessage => ({ subject, msgId: randomUUID(), payload: { subject }, headers: {}, runId: run });
+    const run = [message(`${prefix}.later.1`, runId), message(`${prefix}.now.2`, runId), message(`${prefix}.now.3`, runId)];
+    const other = message(`${prefix}.now.other`, randomUUID());
+    await inTransaction(pool, (client) => enqueueOutbox(client, [...run, other]));
+    const ids = run.map((m) => m.msgId);
+
+    // Drained again and again, past the attempts a refusal would have: the run's rows stay back, uncounted.
+    for (let i = 0; i < 3; i++) {
+      await r.drain();
+      await waitFor(async () => ((await pool.query("SELECT 1 FROM outbox WHERE msg_id = $1 AND retry_at <= clock_timestamp()", [ids[0]])).rowCount ? true : undefined), {
+        timeoutMs: 5_000,
+        what: "the unanswered row to be due again",
+      });
+    }
+    const waiting = await outboxRows(ids);
+    expect(waiting.map((x) => [x.published, x.set_aside, x.attempts])).toEqual([[false, false, 0], [false, false, 0], [false, false, 0]]);
+    expect(waiting[0].last_error).toBe(`no JetStream stream answered for subject ${prefix}.later.1`);
+    expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual([other.msgId]);
+
+    // A stream takes the subject now: the run's rows go, in their order.
+    await jsm.streams.update(stream, { subjects: [`${prefix}.now.>`, `${prefix}.later.>`] });
+    await waitFor(async () => ((await outboxRows(ids)).every((x) => x.published) ? true : (await r.drain(), undefined)), {
+      timeoutMs: 10_000,
+      what: "the run's rows to be published",
+    });
+    expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual([other.msgId, ...ids]);
+    await r.stop();
+  });
+
   it("while NATS is unreachable nothing is counted or set aside; once it is back every row goes, in order", async () => {
     const s = await scenario("outage");
     const proxy = await startTcpProxy({ port: Number(new URL(natsUrl).port || 4222) });

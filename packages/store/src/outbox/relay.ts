@@ -5,7 +5,8 @@ import { isQueryTimeout, preparedStatement, releaseClient, type Logger } from "@
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
 import { classifyPublishError } from "./publish-failure";
-import { settleBatch, type RefusedRow } from "./settle-batch";
+import { lanesOf, publishLanes } from "./publish-lanes";
+import { settleBatch, type RetriedRow } from "./settle-batch";
 
 export interface OutboxRelayOptions {
   /** Rows claimed per transaction. Default 256. */
@@ -33,16 +34,17 @@ export interface OutboxRelay {
 }
 
 interface PendingRow extends OutboxRow {
+  run_id: string | null;
   attempts: number;
 }
 
-/** A refused row counted: due again later, or set aside for good at its last attempt. */
 const LOCK = "hashtextextended('steward.outbox.relay', 0)";
 const BEGIN = "BEGIN; SET LOCAL idle_in_transaction_session_timeout = '15s'; ";
 const BEGIN_AND_WAIT = `${BEGIN}SELECT pg_advisory_xact_lock(${LOCK})`;
 const BEGIN_OR_SKIP = `${BEGIN}SELECT pg_try_advisory_xact_lock(${LOCK}) AS got`;
 
-const RECORD_REFUSED = `
+/** Rows to try again: due again later (counted when refused), or set aside for good at their last attempt. */
+const RECORD_RETRIED = `
 UPDATE outbox o
    SET attempts = r.attempts,
        last_error = r.reason,
@@ -53,27 +55,30 @@ UPDATE outbox o
 
 /**
  * The rows a relay may publish now, locked: due, not set aside, for its subjects, and not behind a row of their
- * run its writer still holds. Once per wake-up of every relay: prepared.
+ * run that is not due (its writer still holds it, or it waits to be tried again). Once per wake-up of every
+ * relay: prepared.
  */
 const claimPending = preparedStatement(
   "steward.outbox_claim",
-  `SELECT id, subject, msg_id, payload, headers, attempts FROM outbox o
+  `SELECT id, run_id, subject, msg_id, payload, headers, attempts FROM outbox o
     WHERE published_at IS NULL AND set_aside_at IS NULL AND (retry_at IS NULL OR retry_at <= clock_timestamp())
       AND ($2::text[] IS NULL OR EXISTS (SELECT FROM unnest($2::text[]) AS p(prefix) WHERE starts_with(subject, p.prefix)))
       AND (run_id IS NULL OR NOT EXISTS (
            SELECT FROM outbox h
             WHERE h.run_id = o.run_id AND h.id < o.id AND h.published_at IS NULL AND h.set_aside_at IS NULL
-              AND h.attempts = 0 AND h.retry_at > clock_timestamp()))
+              AND h.retry_at > clock_timestamp()))
     ORDER BY id LIMIT $1 FOR UPDATE OF o`,
 );
 
 /**
  * Publishes outbox rows to JetStream. Woken by LISTEN/NOTIFY; several relays (the gateway's, each runner's)
- * take turns under one advisory lock, so rows reach the stream in id order and each run's events in their
- * order; each publish carries `Nats-Msg-Id` so that a row published again after a crash (published, then
- * died before commit) is dropped by JetStream's duplicate window. A message NATS refuses (too large, no
- * stream for its subject) is retried a few times with a backoff and then set aside with its reason; the rows
- * behind it go on. The bus being away stops a batch at the first failure, so everything waits in order.
+ * take turns under one advisory lock. A run's rows reach the stream in their order: within a batch each is
+ * sent only once the run's row before it is acknowledged (`publishLanes`), and a row that failed holds the
+ * run's later rows back until it is on the stream or set aside. Each publish carries `Nats-Msg-Id`, so that a
+ * row published again after a crash (published, then died before commit) is dropped by JetStream's duplicate
+ * window. A message NATS refuses (too large) is retried a few times with a backoff and then set aside with its
+ * reason; other runs' rows go on meanwhile. A row no stream answers for waits a pause, uncounted, and is tried
+ * again for as long as it takes. The bus being away ends the batch: everything waits, in order, uncounted.
  */
 export function createOutboxRelay(
   deps: { pool: pg.Pool; nc: NatsConnection; connectionString: string; logger: Logger },
@@ -93,10 +98,19 @@ export function createOutboxRelay(
   let again = false;
   let stopped = false;
 
-  function reportRefused(row: RefusedRow): void {
-    const fields = { outbox_id: row.id, subject: row.subject, attempts: row.attempts, reason: row.reason };
-    if (row.setAside) deps.logger.error(fields, "outbox message set aside: NATS refused it; the messages behind it go on");
-    else deps.logger.warn(fields, "NATS refused an outbox message; it will be tried again");
+  function reportRetried(rows: readonly RetriedRow[]): void {
+    const unanswered = rows.filter((row) => row.kind === "unanswered");
+    if (unanswered.length > 0) {
+      // One line per batch: while a stream elects a leader, every row of the batch may be unanswered.
+      const fields = { rows: unanswered.length, outbox_id: unanswered[0].id, subject: unanswered[0].subject };
+      deps.logger.warn(fields, "no JetStream stream answered for outbox messages; they and their runs' later messages wait");
+    }
+    for (const row of rows) {
+      if (row.kind !== "refused") continue;
+      const fields = { outbox_id: row.id, subject: row.subject, attempts: row.attempts, reason: row.reason };
+      if (row.setAside) deps.logger.error(fields, "outbox message set aside: NATS refused it; its run's later messages go on");
+      else deps.logger.warn(fields, "NATS refused an outbox message; it will be tried again, its run's later messages after it");
+    }
   }
 
   /** One batch: `claimed` rows were looked at, `published` of them went onto the stream. */
@@ -104,7 +118,7 @@ export function createOutboxRelay(
     const client = await deps.pool.connect();
     let failure: unknown;
     let outage: { error: unknown } | null = null;
-    let refused: RefusedRow[] = [];
+    let retried: RetriedRow[] = [];
     let claimed = 0;
     let published = 0;
     try {
@@ -119,31 +133,26 @@ export function createOutboxRelay(
         await client.query("COMMIT");
         return { claimed: 0, published: 0 };
       }
-      // A refused row waiting for its next attempt does not hold back the rows behind it; a row its writer is
-      // publishing itself (held: never attempted, within its grace) holds back the later rows of its run.
+      // A row that is not due (its writer publishing it itself within its grace, or one waiting for its next
+      // attempt) holds back the later rows of its run; other runs' rows go.
       const { rows } = await client.query<PendingRow>(claimPending([batchSize, options.subjectPrefixes ?? null]));
       claimed = rows.length;
       if (rows.length > 0) {
-        // Sent in row order on one connection, so JetStream stores them in that order.
-        const results = await Promise.allSettled(rows.map((row) => publishTraced(js, row)));
+        const tried = await publishLanes(lanesOf(rows), (row) => publishTraced(js, row), classifyPublishError);
         const settled = settleBatch(
-          rows.map((row, i) => {
-            const r = results[i];
-            return { id: Number(row.id), subject: row.subject, attempts: row.attempts, failure: r.status === "rejected" ? classifyPublishError(r.reason) : null };
-          }),
+          tried.map(({ row, failure }) => ({ id: Number(row.id), subject: row.subject, attempts: row.attempts, failure })),
           retry,
         );
         if (settled.published.length > 0) {
           await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])", [settled.published]);
         }
-
-        refused = settled.refused;
-        if (refused.length > 0) {
-          const r = refused;
-          await client.query(RECORD_REFUSED, [r.map((x) => x.id), r.map((x) => x.attempts), r.map((x) => x.reason), r.map((x) => x.setAside), r.map((x) => x.retryInMs)]);
+        retried = settled.retried;
+        if (retried.length > 0) {
+          const r = retried;
+          await client.query(RECORD_RETRIED, [r.map((x) => x.id), r.map((x) => x.attempts), r.map((x) => x.reason), r.map((x) => x.setAside), r.map((x) => x.retryInMs)]);
         }
         published = settled.published.length;
-        if (settled.untouched > 0) outage = { error: (results[rows.length - settled.untouched] as PromiseRejectedResult).reason };
+        if (settled.outage) outage = { error: tried.find((t) => t.failure?.kind === "outage" && !t.failure.noResponders)?.error };
       }
       await client.query("COMMIT");
     } catch (err) {
@@ -153,7 +162,7 @@ export function createOutboxRelay(
     } finally {
       releaseClient(client, failure);
     }
-    refused.forEach(reportRefused);
+    reportRetried(retried);
     // What went before the outage is committed; the rest waits, in order, for the bus to come back.
     if (outage) throw outage.error;
     return { claimed, published };

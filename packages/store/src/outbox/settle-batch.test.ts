@@ -8,35 +8,43 @@ const outage = (id: number, noResponders = false): AttemptedRow => ({ id, subjec
 
 describe("settleBatch: what each tried outbox row becomes", () => {
   it("given every row published, then all are marked", () => {
-    expect(settleBatch([ok(1), ok(2)], policy)).toEqual({ published: [1, 2], refused: [], untouched: 0 });
+    expect(settleBatch([ok(1), ok(2)], policy)).toEqual({ published: [1, 2], retried: [], outage: false });
   });
 
-  it("given a refused row in the middle, then it is counted with a backoff and the rows behind it are marked", () => {
+  it("given a refused row, then it is counted with a backoff and the rows published beside it are marked", () => {
     expect(settleBatch([ok(1), refused(2), ok(3)], policy)).toEqual({
       published: [1, 3],
-      refused: [{ id: 2, subject: "s.2", attempts: 1, reason: "too large", setAside: false, retryInMs: 1000 }],
-      untouched: 0,
+      retried: [{ kind: "refused", id: 2, subject: "s.2", attempts: 1, reason: "too large", setAside: false, retryInMs: 1000 }],
+      outage: false,
     });
   });
 
   it("given a refused row at its last attempt, then it is set aside", () => {
-    const { refused: rows } = settleBatch([refused(7, 2)], policy);
-    expect(rows).toEqual([{ id: 7, subject: "s.7", attempts: 3, reason: "too large", setAside: true, retryInMs: 4000 }]);
+    const { retried } = settleBatch([refused(7, 2)], policy);
+    expect(retried).toEqual([{ kind: "refused", id: 7, subject: "s.7", attempts: 3, reason: "too large", setAside: true, retryInMs: 4000 }]);
   });
 
-  it("given an outage, then the batch stops there: nothing from it on is counted or marked", () => {
-    expect(settleBatch([ok(1), outage(2), ok(3), refused(4)], policy)).toEqual({ published: [1], refused: [], untouched: 3 });
-    expect(settleBatch([outage(1, true), outage(2, true)], policy)).toEqual({ published: [], refused: [], untouched: 2 });
+  it("given the bus away for a row, then it is left as it was, uncounted, and the batch is an outage", () => {
+    expect(settleBatch([ok(1), outage(2), refused(4)], policy)).toEqual({
+      published: [1],
+      retried: [expect.objectContaining({ id: 4, kind: "refused" })],
+      outage: true,
+    });
   });
 
-  it("given no responders for one subject while a later row went through, then no stream takes it: refused", () => {
-    const { refused: rows, published } = settleBatch([outage(1, true), ok(2)], policy);
-    expect(published).toEqual([2]);
-    expect(rows).toMatchObject([{ id: 1, attempts: 1, reason: "no JetStream stream takes subject s.1", setAside: false }]);
+  it("given no stream answering for a row, then it waits the base pause, uncounted, never set aside, with its reason", () => {
+    // A stream between two leaders answers nobody for a moment: the message is fine, and must not run out of attempts.
+    const settled = settleBatch([outage(1, true), ok(2), { ...outage(3, true), attempts: 2 }], policy);
+    expect(settled.published).toEqual([2]);
+    expect(settled.outage).toBe(false);
+    expect(settled.retried).toEqual([
+      { kind: "unanswered", id: 1, subject: "s.1", attempts: 0, reason: "no JetStream stream answered for subject s.1", setAside: false, retryInMs: 1000 },
+      { kind: "unanswered", id: 3, subject: "s.3", attempts: 2, reason: "no JetStream stream answered for subject s.3", setAside: false, retryInMs: 1000 },
+    ]);
   });
 
   it("caps the backoff", () => {
-    expect(settleBatch([refused(1, 9)], { ...policy, maxAttempts: 20 }).refused[0].retryInMs).toBe(30_000);
+    expect(settleBatch([refused(1, 9)], { ...policy, maxAttempts: 20 }).retried[0].retryInMs).toBe(30_000);
   });
 });
 

@@ -17,8 +17,14 @@ export interface RetryPolicy {
   readonly retryMaxMs: number;
 }
 
-/** A refused row: counted, and either due again after `retryInMs` or set aside for good. */
-export interface RefusedRow {
+/**
+ * A row to try again later: its run's later rows wait behind it until then.
+ * - `refused`: NATS refused the message; counted, and set aside for good at the last attempt.
+ * - `unanswered`: no stream answered for its subject (none takes it, or its stream has no leader just now);
+ *   not counted, since nothing is wrong with the message, and never set aside.
+ */
+export interface RetriedRow {
+  readonly kind: "refused" | "unanswered";
   readonly id: number;
   readonly subject: string;
   readonly attempts: number;
@@ -30,44 +36,49 @@ export interface RefusedRow {
 /** What the relay writes back for a batch. */
 export interface Settlement {
   readonly published: number[];
-  readonly refused: RefusedRow[];
-  /** Rows from the first outage on: left as they were, tried again in order once the bus is back. */
-  readonly untouched: number;
+  readonly retried: RetriedRow[];
+  /** A row failed because the bus is away: it stays as it was, and the batch tries nothing more. */
+  readonly outage: boolean;
 }
 
 /**
- * Decides, in row order, what each tried row becomes. A published row is marked; a refused one is counted
- * (set aside at the last attempt) and does not stop the rows behind it; the first outage stops the batch
- * there, uncounted, so that a bus that is away keeps every row in order. "No responders" while a later row of
- * the batch went through is not the bus being away: no stream takes that subject, and it counts as refused.
+ * Decides what each tried row becomes: a published row is marked; a refused one is counted with a backoff (set
+ * aside at its last attempt); one no stream answered for waits a pause, uncounted; one that met the bus away is
+ * left as it was. The relay tries a run's rows one after the other, each once the one before it is on the
+ * stream, so a row that failed is the last of its run that was tried.
  */
 export function settleBatch(rows: readonly AttemptedRow[], policy: RetryPolicy): Settlement {
-  let lastPublished = -1;
-  rows.forEach((row, i) => {
-    if (!row.failure) lastPublished = i;
-  });
   const published: number[] = [];
-  const refused: RefusedRow[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
+  const retried: RetriedRow[] = [];
+  let outage = false;
+  for (const row of rows) {
     const failure = row.failure;
     if (!failure) {
       published.push(row.id);
-      continue;
+    } else if (failure.kind === "refused") {
+      const attempts = row.attempts + 1;
+      retried.push({
+        kind: "refused",
+        id: row.id,
+        subject: row.subject,
+        attempts,
+        reason: failure.reason,
+        setAside: attempts >= policy.maxAttempts,
+        retryInMs: Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** (attempts - 1)),
+      });
+    } else if (failure.noResponders) {
+      retried.push({
+        kind: "unanswered",
+        id: row.id,
+        subject: row.subject,
+        attempts: row.attempts,
+        reason: `no JetStream stream answered for subject ${row.subject}`,
+        setAside: false,
+        retryInMs: policy.retryBaseMs,
+      });
+    } else {
+      outage = true;
     }
-    let reason: string;
-    if (failure.kind === "refused") reason = failure.reason;
-    else if (failure.noResponders && i < lastPublished) reason = `no JetStream stream takes subject ${row.subject}`;
-    else return { published, refused, untouched: rows.length - i };
-    const attempts = row.attempts + 1;
-    refused.push({
-      id: row.id,
-      subject: row.subject,
-      attempts,
-      reason,
-      setAside: attempts >= policy.maxAttempts,
-      retryInMs: Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** (attempts - 1)),
-    });
   }
-  return { published, refused, untouched: 0 };
+  return { published, retried, outage };
 }

@@ -36,3 +36,8 @@ export function classifyPublishError(err: unknown): PublishFailure {
   // nats.js reports "no responders" on a JetStream publish as JetStreamNotEnabled.
   return { kind: "outage", noResponders: name === "JetStreamNotEnabled" };
 }
+
+/** The bus is away (not a refusal, not a stream without a leader): nothing more is worth sending now. */
+export function busAway(failure: PublishFailure | null): boolean {
+  return failure?.kind === "outage" && !failure.noResponders;
+}

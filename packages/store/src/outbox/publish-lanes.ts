@@ -1,4 +1,4 @@
-import type { PublishFailure } from "./publish-failure";
+import { busAway, type PublishFailure } from "./publish-failure";
 
 /** A claimed row: a run's rows form one lane; a row of no run is a lane of its own. */
 export interface LaneRow {
@@ -52,9 +52,10 @@ export async function publishLanes<T>(
     let away = false;
     const still: typeof going = [];
     results.forEach((result, i) => {
-      const failure = result.status === "rejected" ? classify(result.reason) : null;
-      tried.push(result.status === "rejected" ? { row: wave[i], failure, error: result.reason } : { row: wave[i], failure });
-      if (failure?.kind === "outage" && !failure.noResponders) away = true;
+      const error = result.status === "rejected" ? result.reason : undefined;
+      const failure = result.status === "rejected" ? classify(error) : null;
+      tried.push({ row: wave[i], failure, error });
+      if (busAway(failure)) away = true;
       const g = going[i];
       if (!failure && g.next + 1 < g.lane.length) still.push({ lane: g.lane, next: g.next + 1 });
     });

@@ -4,7 +4,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { isQueryTimeout, preparedStatement, releaseClient, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
-import { classifyPublishError } from "./publish-failure";
+import { busAway, classifyPublishError } from "./publish-failure";
 import { lanesOf, publishLanes } from "./publish-lanes";
 import { settleBatch, type RetriedRow } from "./settle-batch";
 
@@ -152,7 +152,7 @@ export function createOutboxRelay(
           await client.query(RECORD_RETRIED, [r.map((x) => x.id), r.map((x) => x.attempts), r.map((x) => x.reason), r.map((x) => x.setAside), r.map((x) => x.retryInMs)]);
         }
         published = settled.published.length;
-        if (settled.outage) outage = { error: tried.find((t) => t.failure?.kind === "outage" && !t.failure.noResponders)?.error };
+        if (settled.outage) outage = { error: tried.find((t) => busAway(t.failure))?.error };
       }
       await client.query("COMMIT");
     } catch (err) {

@@ -224,7 +224,17 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     // A restart of the container can leave a pooled connection half-open behind the port mapping (no FIN or RST
     // reaches it): a query on it would wait for TCP to give up, minutes later. Bounded, it fails and the pool
     // drops that client (a query that fails releases its client with the error); the next probe reconnects.
-    const pool = new pg.Pool({ connectionString: postgres.getConnectionUri(), max: 4, query_timeout: 10_000, keepAlive: true });
+    // A connection opened while the container is down fares alike: its SYN is translated to the container's
+    // old address, and the retransmissions keep that translation after the container is back, so the connect
+    // waits out TCP's SYN retries (about 130 s, longer than the suite's bound) though the server answers
+    // every new connection. Bounded too: the checkout fails and the next probe connects afresh.
+    const pool = new pg.Pool({
+      connectionString: postgres.getConnectionUri(),
+      max: 4,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 10_000,
+      keepAlive: true,
+    });
     pools.push(pool);
     pool.on("error", () => undefined); // a restart of the container ends idle clients; the next query reconnects
     const gatewayUrl = services.get("gateway")!.readyUrl.replace(/\/readyz$/, "");

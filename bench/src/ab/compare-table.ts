@@ -14,7 +14,7 @@ const keyOf = (r: Row) => `${r.section}\u0000${r.measure}`;
  * run lacks (a phase that failed there) gets an empty cell, and one only a later run printed comes last.
  */
 export function compareTable(runs: readonly LabelledRun[]): string {
-  const order: Array<{ section: string; measure: string }> = [];
+  const order: Array<{ key: string; section: string; measure: string }> = [];
   const seen = new Set<string>();
   const byRun = runs.map((run) => new Map(run.rows.map((r) => [keyOf(r), r.value])));
   for (const run of runs) {
@@ -22,14 +22,13 @@ export function compareTable(runs: readonly LabelledRun[]): string {
       const key = keyOf(r);
       if (seen.has(key)) continue;
       seen.add(key);
-      order.push({ section: r.section, measure: r.measure });
+      order.push({ key, section: r.section, measure: r.measure });
     }
   }
   const esc = (s: string) => s.replace(/\|/g, "\\|");
   const out = [`| | measure | ${runs.map((r) => esc(r.label)).join(" | ")} |`, `| --- | --- |${runs.map(() => " --- |").join("")}`];
   for (const m of order) {
-    const key = `${m.section}\u0000${m.measure}`;
-    out.push(`| ${m.section} | ${esc(m.measure)} | ${byRun.map((values) => esc(values.get(key) ?? "")).join(" | ")} |`);
+    out.push(`| ${m.section} | ${esc(m.measure)} | ${byRun.map((values) => esc(values.get(m.key) ?? "")).join(" | ")} |`);
   }
   return out.join("\n");
 }

@@ -2,7 +2,7 @@ import pg from "pg";
 import { addDocument } from "@steward/store";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
-import { eventsOf, publishedByWriter, publishedOutboxRows, runToEnd } from "../support/runs";
+import { eventsOf, publishedRows, runToEnd } from "../support/runs";
 import { openEventStream } from "../support/sse";
 import { waitFor } from "../support/wait-for";
 
@@ -172,16 +172,17 @@ describe("the ReAct runtime: streaming, modes, questions, approvals, cancel, fal
     expect((await platform.http("POST", `/v1/agents/runs/${waiting.id}/input`, { token: other, body: { answer: "EU" } })).status).toBe(404);
     // The runner's rows are all out before the answer (its marks trail its commits by up to 50 ms), so the
     // gateway may publish the answer itself.
-    await publishedOutboxRows(pool, waiting.id);
+    const published = async () => publishedRows(pool, await platform.nats(), platform.namespace, waiting.id);
+    await published();
     await platform.http("POST", `/v1/agents/runs/${waiting.id}/input`, { token, body: { answer: "EU" } });
     const done = await waitState(waiting.id, ["succeeded", "failed"]);
     expect(done.output.text).toBe("region is EU");
     // The answer's copy and the command handing the run back went out from the gateway right after its commit, and
     // the resumed runner's rows from the runner: held rows published within their 2 s grace, never by a relay.
-    const outbox = await publishedOutboxRows(pool, waiting.id);
-    const answered = outbox.findIndex((r) => r.type === "input.received");
-    expect(outbox.slice(answered, answered + 2).map((r) => r.type)).toEqual(["input.received", "command"]);
-    expect(outbox.filter((r) => !publishedByWriter(r))).toEqual([]);
+    const onBus = await published();
+    const answered = onBus.findIndex((r) => r.type === "input.received");
+    expect(onBus.slice(answered, answered + 2).map((r) => r.type)).toEqual(["input.received", "command"]);
+    expect(onBus.filter((r) => !r.byWriter)).toEqual([]);
   });
 
   it("an unanswered question fails the run with 60406 after the wait", async () => {

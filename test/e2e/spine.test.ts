@@ -3,7 +3,7 @@ import { busNames } from "@steward/contract";
 import { addDocument } from "@steward/store";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { readSubject } from "../support/bus";
-import { publishedByWriter, publishedOutboxRows } from "../support/runs";
+import { publishedRows } from "../support/runs";
 import { waitFor } from "../support/wait-for";
 import { openEventStream, type SseClient } from "../support/sse";
 
@@ -134,13 +134,13 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
   });
 
   it("every writer publishes its own rows right after their commit: the gateway the copy and the command, the runner its events", async () => {
-    // Held rows (retry_at set, never attempted) are kept from the relays for 2 s: published within it, their writer
-    // published them. The gateway's command names the rows it published before it, so the runner's first append
-    // needs no relay either (packages/store/src/outbox/direct-publisher.test.ts has the path itself).
-    const published = await publishedOutboxRows(pool, runId);
+    // What a writer publishes itself is kept from the relays for 2 s; a copy a relay publishes carries its header.
+    // The gateway's command vouches for the copy it published before it, so the runner's first append needs no
+    // relay either (packages/store/src/outbox/direct-publisher.test.ts has the path itself).
+    const published = await publishedRows(pool, await platform.nats(), platform.namespace, runId);
     expect(published.slice(0, 2).map((r) => r.type)).toEqual(["run.queued", "command"]);
     expect(published.length).toBeGreaterThan(5);
-    expect(published.filter((r) => !publishedByWriter(r))).toEqual([]);
+    expect(published.filter((r) => !r.byWriter)).toEqual([]);
   });
 
   it("lists only the caller's own runs, newest first", async () => {

@@ -1,4 +1,8 @@
 import type { Pool } from "pg";
+import { busNames } from "@steward/contract";
+import type { NatsConnection } from "@steward/platform";
+import { RELAYED_HEADER } from "@steward/store";
+import { readSubject } from "./bus";
 import type { TestPlatform } from "./platform";
 import { waitFor } from "./wait-for";
 
@@ -27,35 +31,47 @@ export async function eventsOf(platform: TestPlatform, token: string, runId: str
   }
 }
 
-/** One outbox row of a run once it is marked published: who could have published it, and when. */
+/** One message of a run on the bus, in the run's order: a copy of its event, or a command about it. */
 export interface PublishedRow {
   /** The event type of a copy, or "command". */
   readonly type: string;
-  /** Written held for its writer (retry_at set), so no relay took it within its grace. */
-  readonly held: boolean;
-  /** Marked published within the 2 s grace of a held row. */
-  readonly early: boolean;
-  readonly attempts: number;
+  /**
+   * Put on the bus by its writer right after the commit, not by a relay: a copy without the relays' header; a
+   * command written held (retry_at set, so no relay took it within its grace), never attempted, marked within it.
+   */
+  readonly byWriter: boolean;
 }
 
 /**
- * The run's outbox rows in order, once every one is marked published. A row its writer published itself is held,
- * never attempted by a relay, and marked within the grace.
+ * The run's messages in the run's order (each command after the events written before it), once every event is
+ * on the bus and marked (`published_version`) and every command marked published.
  */
-export async function publishedOutboxRows(pool: Pick<Pool, "query">, runId: string): Promise<PublishedRow[]> {
+export async function publishedRows(pool: Pick<Pool, "query">, nc: NatsConnection, namespace: string, runId: string): Promise<PublishedRow[]> {
+  const names = busNames(namespace);
   return waitFor(
     async () => {
-      const { rows } = await pool.query<Omit<PublishedRow, "early"> & { early: boolean | null }>(
-        `SELECT coalesce((payload::jsonb)->>'type', 'command') AS type, retry_at IS NOT NULL AS held, attempts,
-                published_at < created_at + interval '2 seconds' AS early
-           FROM outbox WHERE run_id = $1 ORDER BY id`,
+      const { rows: run } = await pool.query<{ version: number; published_version: number }>("SELECT version, published_version FROM runs WHERE id = $1", [runId]);
+      if (!run[0] || run[0].published_version < run[0].version) return undefined;
+      const { rows: commands } = await pool.query<{ after_version: number; by_writer: boolean | null }>(
+        `SELECT after_version, CASE WHEN published_at IS NOT NULL THEN retry_at IS NOT NULL AND attempts = 0 AND published_at < created_at + interval '2 seconds' END AS by_writer
+           FROM outbox WHERE run_id = $1 AND after_version IS NOT NULL ORDER BY id`,
         [runId],
       );
-      return rows.every((r) => r.early !== null) ? (rows as PublishedRow[]) : undefined;
+      if (commands.some((c) => c.by_writer === null)) return undefined;
+      const copies = await readSubject(nc, names.eventStream, names.runEvents(runId));
+      if (copies.length < run[0].version) return undefined;
+      const out: PublishedRow[] = [];
+      let next = 0;
+      const commandsUpTo = (version: number) => {
+        while (next < commands.length && commands[next].after_version <= version) out.push({ type: "command", byWriter: commands[next++].by_writer! });
+      };
+      for (const copy of [...copies].sort((a, b) => a.json.metadata.seq - b.json.metadata.seq)) {
+        commandsUpTo(copy.json.metadata.seq - 1);
+        out.push({ type: copy.json.type, byWriter: copy.headers[RELAYED_HEADER] === undefined });
+      }
+      commandsUpTo(Number.MAX_SAFE_INTEGER);
+      return out;
     },
-    { what: "every outbox row of the run marked published" },
+    { what: "every event and command of the run on the bus and marked" },
   );
 }
-
-/** Whether the row went out from its writer right after the commit, not from a relay. */
-export const publishedByWriter = (row: PublishedRow): boolean => row.held && row.early && row.attempts === 0;

@@ -6,68 +6,113 @@ import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
 
 export interface DirectPublisherOptions {
-  /** Published rows are marked in one statement per this many ms (or per `markBatch` rows). Default 50. */
+  /** What was acknowledged is marked in one statement per this many ms (or per `markBatch` messages). Default 50. */
   markEveryMs?: number;
-  /** Marks written per statement at most. Default 512. */
+  /** Acknowledged messages that make the marks be written at once. Default 512. */
   markBatch?: number;
+}
+
+/** What of a run a writer is publishing itself and has not yet marked on the bus. */
+export interface OwnPending {
+  /** The lowest version of the run's events it is publishing, or null: none. */
+  readonly fromVersion: number | null;
+  /**
+   * The highest version it is publishing when every version from `fromVersion` up to it is its own (another
+   * writer's event between them would not be), else null.
+   */
+  readonly throughVersion: number | null;
+  /** The run's commands (outbox ids) it is publishing. */
+  readonly commandIds: readonly string[];
 }
 
 export interface DirectPublisher {
   /**
-   * Publishes a run's rows its caller has just committed (`appendRunEvents` with `publishDirect`), after the
-   * run's rows given before; never throws. A row that fails stops the run's direct publishing until `release`.
-   * With `last`, the writer writes no more of the run (the gateway creating it): it is released once these are out.
+   * Publishes what its caller has just committed of a run (`appendRunEvents` with `publishDirect`: the copies,
+   * then the commands), after what was given before; never throws. A failure stops the run's direct publishing
+   * until `release`. With `last`, the writer writes no more of the run (the gateway creating it): it is released
+   * once these are out.
    */
   publish(runId: string, rows: readonly OutboxRow[], options?: { readonly last?: boolean }): void;
-  /** Whether a publish of the run failed: its later rows must go through the relays (held rows wait there). */
+  /** Whether a publish of the run failed: its later events must go through the relays (what is held waits there). */
   failed(runId: string): boolean;
   /**
-   * The run's rows given to `publish` and not yet marked published: the writer's own, on their way in order.
-   * `appendRunEvents` (`ownRows`) publishes directly only when no other earlier row of the run is unpublished.
+   * What of the run was given to `publish` and is not yet marked: the writer's own, on its way in order.
+   * `appendRunEvents` (`own`) publishes directly only when nothing else of the run before it is unpublished.
    */
-  pendingOf(runId: string): string[];
+  pendingOf(runId: string): OwnPending;
   /** The caller is done with the run (its drive ended): forget it. */
   release(runId: string): void;
   /** Waits for the publishes in flight and writes the marks still pending. */
   stop(): Promise<void>;
 }
 
-/** Once per 50 ms of a busy writer: prepared. */
+/**
+ * Once per 50 ms of a busy writer: prepared. The runs' rows are locked in id order, so that two writers (or a
+ * writer and a relay) marking the same runs never wait for each other in a cycle.
+ */
 const markPublished = preparedStatement(
-  "steward.outbox_mark_published",
-  "UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[]) AND published_at IS NULL",
+  "steward.mark_published",
+  `WITH v AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS v(id, version)),
+locked AS (SELECT r.id FROM runs r JOIN v ON v.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r),
+copies AS (
+  UPDATE runs r SET published_version = v.version
+    FROM v WHERE r.id = v.id AND r.id IN (SELECT id FROM locked) AND r.published_version < v.version)
+UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[]) AND published_at IS NULL`,
 );
 
 /**
  * The writer's own publish, right after its commit: the event is on the bus without a relay being woken,
- * taking the relays' lock and claiming the row in a transaction. A run's rows are sent one after the other,
- * each once the one before it is acknowledged, so that no failure can put a later row on the stream before an
- * earlier one: not a dropped connection, and not a stream between two leaders that answers nobody for a moment
- * and then takes what follows. So a row that vouches for the rows before it (`Steward-Published-Through`, a
- * new run's command) is true when sent. Acknowledged rows are marked published in batches, off the caller's
- * path. A row not acknowledged (the bus away, a refusal) or not marked (the writer died) stays held until its
- * grace passes, then a relay publishes it and the run's later rows after it; a row published twice is dropped
- * by JetStream's duplicate window.
+ * taking the relays' lock and reading it back. A run's messages are sent one after the other, each once the one
+ * before it is acknowledged, so that no failure can put a later one on the stream before an earlier one: not a
+ * dropped connection, and not a stream between two leaders that answers nobody for a moment and then takes
+ * what follows. So a command that vouches for the events before it (`Steward-Published-Through`, a new run's
+ * command) is true when sent. What is acknowledged is marked in batches, off the caller's path: a run's
+ * `published_version`, a command's `published_at`. What is not acknowledged (the bus away, a refusal) or not
+ * marked (the writer died) stays held until its grace passes; then a relay publishes it and the run's later
+ * events and commands after it; a message published twice is dropped by JetStream's duplicate window.
  */
 export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection; logger: Logger }, options: DirectPublisherOptions = {}): DirectPublisher {
   const markEveryMs = options.markEveryMs ?? 50;
   const markBatch = options.markBatch ?? 512;
   const js: JetStreamClient = jetstream(deps.nc);
-  const acked: string[] = [];
+  /** Acknowledged and not yet marked: per run, the highest version of its copies; the commands' ids. */
+  let ackedVersions = new Map<string, number>();
+  let ackedCommands: string[] = [];
+  let ackedCount = 0;
   const chains = new Map<string, Promise<void>>();
   const broken = new Set<string>();
-  /** Per run, the ids given to `publish` and not yet marked (nor given up: then they are the relays'). */
-  const mine = new Map<string, Set<string>>();
-  const runOfRow = new Map<string, string>();
-  const forget = (ids: readonly string[]) => {
+  /** Per run, what was given to `publish` and not yet marked (nor given up: then it is the relays'). */
+  const mine = new Map<string, { versions: Set<number>; commands: Set<string> }>();
+  const runOfCommand = new Map<string, string>();
+  const ownOf = (runId: string) => {
+    let own = mine.get(runId);
+    if (!own) mine.set(runId, (own = { versions: new Set(), commands: new Set() }));
+    return own;
+  };
+  const dropIfEmpty = (runId: string) => {
+    const own = mine.get(runId);
+    if (own && own.versions.size === 0 && own.commands.size === 0) mine.delete(runId);
+  };
+  /** Forgets what is marked or given up: copies of the run up to a version, commands by id. */
+  const forgetCopies = (runId: string, through: number) => {
+    const own = mine.get(runId);
+    if (!own) return;
+    for (const v of own.versions) if (v <= through) own.versions.delete(v);
+    dropIfEmpty(runId);
+  };
+  const forgetCommands = (ids: readonly string[]) => {
     for (const id of ids) {
-      const runId = runOfRow.get(id);
-      runOfRow.delete(id);
+      const runId = runOfCommand.get(id);
+      runOfCommand.delete(id);
       if (runId === undefined) continue;
-      const own = mine.get(runId);
-      own?.delete(id);
-      if (own?.size === 0) mine.delete(runId);
+      mine.get(runId)?.commands.delete(id);
+      dropIfEmpty(runId);
     }
+  };
+  const forget = (runId: string, rows: readonly OutboxRow[]) => {
+    const copies = rows.filter((r) => r.version !== undefined);
+    if (copies.length > 0) forgetCopies(runId, Math.max(...copies.map((r) => r.version!)));
+    forgetCommands(rows.filter((r) => r.version === undefined).map((r) => r.id));
   };
   let timer: NodeJS.Timeout | null = null;
   let marking: Promise<void> = Promise.resolve();
@@ -75,54 +120,66 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   function mark(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = null;
-    while (acked.length > 0) {
-      const ids = acked.splice(0, markBatch);
-      marking = marking
-        .then(() => deps.pool.query(markPublished([ids])))
-        .then(
-          () => forget(ids),
-          // An unmarked row is published again by a relay after its grace, and dropped by JetStream: no loss.
-          (err) => {
-            forget(ids);
-            deps.logger.debug({ error_class: (err as Error)?.name, rows: ids.length }, "could not mark directly published rows");
-          },
-        );
-    }
+    if (ackedCount === 0) return marking;
+    const versions = ackedVersions;
+    const commands = ackedCommands;
+    ackedVersions = new Map();
+    ackedCommands = [];
+    ackedCount = 0;
+    const done = () => {
+      for (const [runId, v] of versions) forgetCopies(runId, v);
+      forgetCommands(commands);
+    };
+    marking = marking
+      .then(() => deps.pool.query(markPublished([[...versions.keys()], [...versions.values()], commands])))
+      .then(done, (err) => {
+        // What is not marked is published again by a relay after its grace, and dropped by JetStream: no loss.
+        done();
+        deps.logger.debug({ error_class: (err as Error)?.name, runs: versions.size, commands: commands.length }, "could not mark directly published events");
+      });
     return marking;
   }
 
   function scheduleMark(): void {
-    if (acked.length >= markBatch) void mark();
+    if (ackedCount >= markBatch) void mark();
     else if (!timer) {
       timer = setTimeout(() => void mark(), markEveryMs);
       timer.unref();
     }
   }
 
-  /** Each row only once the one before it is acknowledged: a run's later row never reaches the stream first. */
+  function acked(runId: string, row: OutboxRow): void {
+    if (row.version === undefined) ackedCommands.push(row.id);
+    else ackedVersions.set(runId, Math.max(ackedVersions.get(runId) ?? 0, row.version));
+    ackedCount++;
+    scheduleMark();
+  }
+
+  /** Each row only once the one before it is acknowledged: a run's later message never reaches the stream first. */
   async function publishInOrder(runId: string, rows: readonly OutboxRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i++) {
-      if (broken.has(runId)) return forget(rows.slice(i).map((r) => r.id));
+      if (broken.has(runId)) return forget(runId, rows.slice(i));
       try {
         await publishTraced(js, rows[i]);
       } catch (err) {
         broken.add(runId);
-        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: rows[i].id }, "direct publish failed; the relays publish the run's rows");
-        return forget(rows.slice(i).map((r) => r.id));
+        deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: rows[i].id }, "direct publish failed; the relays publish the run's events");
+        return forget(runId, rows.slice(i));
       }
-      acked.push(rows[i].id);
-      scheduleMark();
+      acked(runId, rows[i]);
     }
   }
 
   return {
     publish(runId, rows, options) {
       if (rows.length === 0) return;
-      const own = mine.get(runId) ?? new Set<string>();
-      mine.set(runId, own);
+      const own = ownOf(runId);
       for (const row of rows) {
-        own.add(row.id);
-        runOfRow.set(row.id, runId);
+        if (row.version !== undefined) own.versions.add(row.version);
+        else {
+          own.commands.add(row.id);
+          runOfCommand.set(row.id, runId);
+        }
       }
       const tail = (chains.get(runId) ?? Promise.resolve()).then(() => publishInOrder(runId, rows));
       chains.set(runId, tail);
@@ -133,7 +190,14 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
       });
     },
     failed: (runId) => broken.has(runId),
-    pendingOf: (runId) => [...(mine.get(runId) ?? [])],
+    pendingOf(runId) {
+      const own = mine.get(runId);
+      if (!own) return { fromVersion: null, throughVersion: null, commandIds: [] };
+      if (own.versions.size === 0) return { fromVersion: null, throughVersion: null, commandIds: [...own.commands] };
+      const from = Math.min(...own.versions);
+      const through = Math.max(...own.versions);
+      return { fromVersion: from, throughVersion: through - from + 1 === own.versions.size ? through : null, commandIds: [...own.commands] };
+    },
     release(runId) {
       broken.delete(runId);
     },

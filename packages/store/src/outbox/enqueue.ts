@@ -11,12 +11,16 @@ export interface OutboxMessage {
   readonly runId?: string;
 }
 
-/** Writes outbox rows inside the caller's transaction; the insert trigger wakes the relays. */
+/**
+ * Writes outbox rows inside the caller's transaction; the insert trigger wakes the relays. A run's row is
+ * published after the run's events written before it (`after_version`: the run's version now).
+ */
 export async function enqueueOutbox(client: PoolClient, messages: readonly OutboxMessage[]): Promise<void> {
   if (messages.length === 0) return;
   await client.query(
-    `INSERT INTO outbox (subject, msg_id, payload, headers, run_id)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::uuid[])`,
+    `INSERT INTO outbox (subject, msg_id, payload, headers, run_id, after_version)
+     SELECT m.*, (SELECT r.version FROM runs r WHERE r.id = m.run_id)
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::uuid[]) AS m(subject, msg_id, payload, headers, run_id)`,
     [
       messages.map((m) => m.subject),
       messages.map((m) => m.msgId),

@@ -41,18 +41,22 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     return { runId, state };
   }
 
-  /** Everything a run's appends wrote: its events, the outbox rows about it (copies and commands), its projection row. */
+  /** Everything a run's appends wrote: its events, its commands in the outbox, its projection row and where it stands on the bus. */
   async function footprint(runId: string) {
     const events = await readStream(db.pool, runId);
-    const { rows: outbox } = await db.pool.query<{ subject: string; msg_id: string; payload: string; headers: Record<string, string> }>(
-      "SELECT subject, msg_id, payload, headers FROM outbox WHERE subject LIKE '%' || $1 || '%' OR msg_id LIKE $1 || ':%' ORDER BY id",
+    const { rows: outbox } = await db.pool.query<{ subject: string; msg_id: string; payload: string; headers: Record<string, string>; after_version: number }>(
+      "SELECT subject, msg_id, payload, headers, after_version FROM outbox WHERE subject LIKE '%' || $1 || '%' OR msg_id LIKE $1 || ':%' ORDER BY id",
       [runId],
     );
     const { rows: runs } = await db.pool.query<{ state: string; version: number; created_by: string; usage: { model_calls: number } }>(
       "SELECT state, version, created_by, usage FROM runs WHERE id = $1",
       [runId],
     );
-    return { events, outbox, run: runs[0] ?? null };
+    const { rows: bus } = await db.pool.query<{ events_subject: string; published_version: number; held: boolean }>(
+      "SELECT events_subject, published_version, publish_held_until IS NOT NULL AS held FROM runs WHERE id = $1",
+      [runId],
+    );
+    return { events, outbox, run: runs[0] ?? null, bus: bus[0] ?? null };
   }
 
   const totals = async () => {
@@ -62,7 +66,7 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     return rows[0];
   };
 
-  it("stores several events, their bus copies, the commands and the projection together, numbered from the expected version", async () => {
+  it("stores several events, the commands and the projection together, numbered from the expected version; the copies are built from the events", async () => {
     const runId = randomUUID();
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     const first = await append(runId, initialRunState, [queued(), started(), thought(1)], { traceparent, commands: [command(runId, "go")] });
@@ -80,32 +84,34 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     // What was returned is what was stored.
     expect(after.events).toEqual(first.events);
     expect(after.run).toMatchObject({ state: "running", version: 3, created_by: "u1", usage: { model_calls: 1 } });
-    // The bus copies, in event order: each is the stored event, its subject and headers name it. The command
-    // goes with them (the statement does not order commands against copies: they are different subjects).
-    const copies = after.outbox.filter((r) => r.subject.startsWith(names.runEvent(runId, "")));
-    expect(copies.map((r) => r.subject)).toEqual([
-      names.runEvent(runId, "run.queued"),
-      names.runEvent(runId, "run.started"),
-      names.runEvent(runId, "thought"),
+    // No copy is written twice: the run's row says where its events stand on the bus (none out yet, no writer
+    // holding them), and the command is in the outbox after the version it was written with.
+    expect(after.outbox).toEqual([
+      { subject: `${NAMESPACE}.test.command.go`, msg_id: `${runId}:go`, payload: JSON.stringify({ run_id: runId, label: "go" }), headers: { "Steward-Test": "go" }, after_version: 3 },
     ]);
-    after.events.forEach((event, i) => {
-      const row = copies[i];
-      expect(row.msg_id).toBe(event.metadata.event_id);
-      expect(JSON.parse(row.payload)).toEqual(event);
-      expect(row.headers).toEqual({ "Steward-Run-Id": runId, "Steward-Event-Type": event.type, "Steward-Seq": String(event.metadata.seq), traceparent });
-    });
-    expect(after.outbox.filter((r) => !copies.includes(r))).toEqual([
-      { subject: `${NAMESPACE}.test.command.go`, msg_id: `${runId}:go`, payload: JSON.stringify({ run_id: runId, label: "go" }), headers: { "Steward-Test": "go" } },
-    ]);
+    expect(after.bus).toEqual({ events_subject: names.runEvent(runId, ""), published_version: 0, held: false });
 
     // A second append at the current version continues the numbering; without a traceparent, none is stored.
-    const more = await append(runId, first.state, [thought(2), thought(3)]);
+    // Published by its writer, the copies come back: each is the stored event, its subject and headers name it.
+    const more = await append(runId, first.state, [thought(2), thought(3)], { publishDirect: true });
     expect(more.events.map((e) => e.metadata.seq)).toEqual([4, 5]);
     expect(more.events.every((e) => !("traceparent" in e.metadata))).toBe(true);
     const later = await footprint(runId);
     expect(later.events.map((e) => e.metadata.seq)).toEqual([1, 2, 3, 4, 5]);
-    expect(later.outbox).toHaveLength(6);
-    expect(later.outbox[later.outbox.length - 1].headers).toEqual({ "Steward-Run-Id": runId, "Steward-Event-Type": "thought", "Steward-Seq": "5" });
+    // Not direct: events 1–3 are not known to be on the bus, so the relays publish these after them.
+    expect(more.direct).toEqual([]);
+    expect(later.bus).toEqual({ events_subject: names.runEvent(runId, ""), published_version: 0, held: false });
+    // Once they and the command are on the bus (as a relay marks them), the writer's next copies are its own.
+    await db.pool.query("UPDATE runs SET published_version = 5 WHERE id = $1", [runId]);
+    await db.pool.query("UPDATE outbox SET published_at = now() WHERE msg_id = $1", [`${runId}:go`]);
+    const direct = await append(runId, more.state, [thought(4)], { traceparent, publishDirect: true });
+    expect(direct.direct).toHaveLength(1);
+    const [copy] = direct.direct;
+    expect(copy).toMatchObject({ subject: names.runEvent(runId, "thought"), msg_id: direct.events[0].metadata.event_id, version: 6 });
+    expect(JSON.parse(copy.payload)).toEqual((await footprint(runId)).events[5]);
+    expect(copy.headers).toEqual({ "Steward-Run-Id": runId, "Steward-Event-Type": "thought", "Steward-Seq": "6", traceparent });
+    expect((await footprint(runId)).bus).toEqual({ events_subject: names.runEvent(runId, ""), published_version: 5, held: true });
+    expect(later.outbox).toHaveLength(1);
     expect(later.run).toMatchObject({ version: 5, usage: { model_calls: 3 } });
   });
 
@@ -124,7 +130,7 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     await expect(append(fresh, { ...initialRunState, version: 1 }, [queued()])).rejects.toBeInstanceOf(ConcurrencyError);
 
     expect(await footprint(runId)).toEqual(before);
-    expect(await footprint(fresh)).toEqual({ events: [], outbox: [], run: null });
+    expect(await footprint(fresh)).toEqual({ events: [], outbox: [], run: null, bus: null });
     expect(await totals()).toEqual(totalsBefore);
   });
 
@@ -134,7 +140,7 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     const runId = randomUUID();
     const totalsBefore = await totals();
     await expect(append(runId, initialRunState, [thought(1), thought(2)], { commands: [command(runId, "orphan")] })).rejects.toMatchObject({ code: "23502" });
-    expect(await footprint(runId)).toEqual({ events: [], outbox: [], run: null });
+    expect(await footprint(runId)).toEqual({ events: [], outbox: [], run: null, bus: null });
     expect(await totals()).toEqual(totalsBefore);
   });
 
@@ -175,11 +181,11 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
       const after = await footprint(runId);
       expect(after.events.slice(2).map((e) => (e.data as { text: string }).text)).toEqual(winner.events.map((e) => (e.data as { text: string }).text));
       expect(after.events.map((e) => e.metadata.seq)).toEqual(Array.from({ length: 2 + winner.events.length }, (_, i) => i + 1));
-      expect(after.outbox.map((r) => r.msg_id).sort()).toEqual([...after.events.map((e) => e.metadata.event_id), `${runId}:cmd-${winner.label}`].sort());
+      expect(after.outbox.map((r) => r.msg_id)).toEqual([`${runId}:cmd-${winner.label}`]);
       expect(after.run).toMatchObject({ state: "running", version: 2 + winner.events.length });
       expect(await totals()).toEqual({
         events: totalsBefore.events + winner.events.length,
-        outbox: totalsBefore.outbox + winner.events.length + 1,
+        outbox: totalsBefore.outbox + 1,
         runs: totalsBefore.runs,
       });
     }
@@ -217,7 +223,7 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
       [2, "run.started", undefined],
       [3, "thought", "first"],
     ]);
-    expect(after.outbox.map((r) => r.msg_id).sort()).toEqual([...after.events.map((e) => e.metadata.event_id), `${runId}:first`].sort());
+    expect(after.outbox.map((r) => r.msg_id)).toEqual([`${runId}:first`]);
     expect(after.run).toMatchObject({ version: 3 });
   });
 });

@@ -3,8 +3,10 @@ import type { Pool, PoolClient } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, preparedStatement } from "@steward/platform";
 import { appendFailure, insertEventsAtVersion } from "../event-store/append-at-version";
+import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
+import type { OwnPending } from "../outbox/direct-publisher";
 import type { OutboxRow } from "../outbox/outbox-row";
 import { RUN_COLUMNS, RUN_UPSERT, runRowParams, runRowValues } from "./project-run";
 
@@ -22,22 +24,22 @@ export interface AppendRunEventsInput {
   readonly requestHash?: string | null;
   /**
    * The writer publishes the event copies itself right after the commit (`createDirectPublisher`): they are
-   * kept from the relays for `DIRECT_GRACE_MS` and returned in `direct` — unless an earlier row of the run is
-   * still unpublished and not one of `ownRows`: then they go by the relays, after it. Commands go by the relays
-   * unless `directCommands`.
+   * kept from the relays for `DIRECT_GRACE_MS` and returned in `direct` — unless an earlier event of the run is
+   * not known to be on the bus and not one of `own`, or an earlier command is held for another writer: then they
+   * go by the relays, after it. Commands go by the relays unless `directCommands`.
    */
   readonly publishDirect?: boolean;
   /**
    * With `publishDirect`, the commands are the writer's to publish too, after the copies (the gateway's: a
    * runner's NATS user may publish event copies only). A command published so carries the header
-   * `Steward-Published-Through` (PUBLISHED_THROUGH_HEADER): every row of its run up to its own is on the bus.
+   * `Steward-Published-Through` (PUBLISHED_THROUGH_HEADER): every event of its run written before it is on the bus.
    */
   readonly directCommands?: boolean;
-  /** The run's outbox rows this writer is publishing itself and has not yet marked (`DirectPublisher.pendingOf`). */
-  readonly ownRows?: readonly string[];
+  /** What of the run this writer is publishing itself and has not yet marked (`DirectPublisher.pendingOf`). */
+  readonly own?: OwnPending;
   /**
-   * Every outbox row of the run up to this id is known to be on the bus, marked or not: the command this writer
-   * was handed said so (`Steward-Published-Through`). Rows up to it do not hold the writer's own publishing.
+   * The command this writer was handed (its outbox id) said that every event of the run written before it was on
+   * the bus, marked or not (`Steward-Published-Through`): they do not hold the writer's own publishing.
    */
   readonly publishedThrough?: string | null;
   /**
@@ -55,18 +57,18 @@ export interface AppendRunEventsInput {
 export interface AppendRunEventsResult {
   readonly events: StoredRunEvent[];
   readonly state: RunState;
-  /** The outbox rows the writer publishes itself (`publishDirect`), in row order; empty otherwise. */
+  /** What the writer publishes itself (`publishDirect`): the copies in version order, then the commands; empty otherwise. */
   readonly direct: readonly OutboxRow[];
 }
 
 /**
- * The header of a command its writer published itself: the command's outbox id, below which (and including it)
- * every row of the run was on the bus before the command was (its writer sends it only once every earlier row it
- * sent of the run is acknowledged). Its receiver passes it on as `publishedThrough`.
+ * The header of a command its writer published itself: the command's outbox id. Every event of the run written
+ * before it, and every earlier command of the run, was on the bus before the command was (its writer sends it only
+ * once every earlier row it sent of the run is acknowledged). Its receiver passes it on as `publishedThrough`.
  */
 export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 
-/** How long a row its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
+/** How long what its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
 
 /** A permit decided on remembered roles ($39) holds only while its member holds exactly them: else nothing is inserted. */
@@ -85,51 +87,49 @@ permit AS (
 
 /**
  * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
- * a racing appender hits the unique (stream_id, version) constraint), their bus copies (subject
- * `…agent.events.<run>.<type>`, message id = event id, the stored event as payload, headers naming run, type
- * and seq) and the commands in the outbox, after the copies, each row naming the run, and the runs projection
- * from the fold — all or nothing.
+ * a racing appender hits the unique (stream_id, version) constraint), the commands in the outbox, each after
+ * the version it was written with and naming the run, and the runs projection from the fold — all or nothing.
+ * The events' bus copies are not written again: the run's row says how far they are on the bus
+ * (`published_version`), and whoever publishes them builds them from the events (`busCopyColumns`).
  */
 const appendRunEventsSql = (permit: boolean) => `
-WITH ${insertEventsAtVersion("event_id, version, type, data, recorded_at", permit ? PERMIT_ROLES_HELD : undefined)},${permit ? PERMIT_RECORD : ""}
--- Published by the writer only when every earlier row of the run is on the bus or on its way there by this
--- writer: a row held for another writer (a dead runner's, or one whose publish failed) goes first, by a relay.
+WITH ${insertEventsAtVersion("event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at", permit ? PERMIT_ROLES_HELD : undefined)},${permit ? PERMIT_RECORD : ""}
+-- Published by the writer only when every earlier event of the run is on the bus (marked, or vouched for by the
+-- command the writer was handed) or on its way there by this writer, and no earlier command of the run is held
+-- for another writer: what is not goes first, by a relay.
 direct AS (
   SELECT $14::float8 AS grace_ms
-   WHERE $14::float8 IS NOT NULL AND NOT EXISTS (
+   WHERE $14::float8 IS NOT NULL
+     AND greatest((SELECT r.published_version FROM runs r WHERE r.id = $1),
+                  (SELECT c.after_version FROM outbox c WHERE c.id = $37::bigint AND c.run_id = $1), 0) >= $9::int
+     AND NOT EXISTS (
          SELECT FROM outbox h
           WHERE h.run_id = $1 AND h.published_at IS NULL AND h.set_aside_at IS NULL AND h.id <> ALL($15::bigint[])
             AND h.id > coalesce($37::bigint, 0))),
-copies AS (
-  INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
-  SELECT $1, $8 || ins.type, ins.event_id::text,
-         jsonb_build_object('type', ins.type, 'data', ins.data, 'metadata', $7::jsonb || jsonb_build_object(
-           'event_id', ins.event_id, 'run_id', $1::uuid, 'tenant_id', $2::text, 'seq', ins.version,
-           'recorded_at', to_char(ins.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))::text,
-         $9::jsonb || jsonb_build_object('Steward-Run-Id', $1::text, 'Steward-Event-Type', ins.type, 'Steward-Seq', ins.version::text),
-         clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
-    FROM ins ORDER BY ins.version
-  RETURNING id, subject, msg_id, payload, headers, retry_at IS NOT NULL AS direct),
 commands AS (
-  INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at)
+  INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at, after_version)
   SELECT $1, c.subject, c.msg_id, c.payload, c.headers,
-         CASE WHEN $36::bool THEN clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000) END
+         CASE WHEN $36::bool THEN clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000) END,
+         -- A run's command never reaches the bus before the events written with it, so whoever drives the run
+         -- next publishes after them.
+         $3::int + cardinality($4::uuid[])
     FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS c(subject, msg_id, payload, headers, ord)
-   -- After every copy (reading them all makes them go first): a run's command never reaches the bus before
-   -- the events written with it, so whoever drives the run next publishes after them.
-   WHERE (SELECT count(*) FROM copies) > 0 ORDER BY c.ord
-  -- Published by its writer, after the copies: the header tells the receiver that the run's rows up to it are out.
+   WHERE EXISTS (SELECT FROM ins) ORDER BY c.ord
+  -- Published by its writer, after the copies: the header tells the receiver that the run's events up to it are out.
   RETURNING id, subject, msg_id, payload, headers || jsonb_build_object('${PUBLISHED_THROUGH_HEADER}', id::text) AS headers,
             retry_at IS NOT NULL AS direct),
 projection AS (
-  INSERT INTO runs (${RUN_COLUMNS}) SELECT ${runRowParams(16)} WHERE EXISTS (SELECT 1 FROM ins)
-  ${RUN_UPSERT})
-SELECT event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
+  INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
+  SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
+   WHERE EXISTS (SELECT 1 FROM ins)
+  ${RUN_UPSERT},
+  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until)
+SELECT 0 AS part, event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
 UNION ALL
-SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM copies WHERE direct
+SELECT 1, NULL, ins.version, NULL, NULL, ${busCopyColumns("ins", "$8")} FROM ins WHERE EXISTS (SELECT FROM direct)
 UNION ALL
-SELECT NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM commands WHERE direct
-ORDER BY outbox_id NULLS FIRST, version`;
+SELECT 2, NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM commands WHERE direct
+ORDER BY part, version, outbox_id`;
 const appendStatement = preparedStatement("steward.append_run_events", appendRunEventsSql(false));
 const appendWithPermitStatement = preparedStatement("steward.append_run_events_permitted", appendRunEventsSql(true));
 
@@ -159,20 +159,27 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       input.events.map((e) => JSON.stringify(e.data)),
       JSON.stringify(metadata),
       names.runEvent(input.runId, ""),
-      JSON.stringify(input.traceparent ? { traceparent: input.traceparent } : {}),
+      ownFloor(input),
       commands.map((c) => c.subject),
       commands.map((c) => c.msgId),
       commands.map((c) => JSON.stringify(c.payload)),
       commands.map((c) => JSON.stringify(c.headers)),
       input.publishDirect ? DIRECT_GRACE_MS : null,
-      input.ownRows ?? [],
+      input.own?.commandIds ?? [],
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
       ...(input.permitRecord ? [JSON.stringify(input.permitRecord), input.permitRoles ? JSON.stringify(input.permitRoles) : null] : []),
     ]));
-    rows = result.rows.filter((r) => r.outbox_id === null);
-    direct = result.rows.filter((r) => r.outbox_id !== null).map((r) => ({ id: r.outbox_id!, subject: r.subject!, msg_id: r.msg_id!, payload: r.payload!, headers: r.headers! }));
+    rows = result.rows.filter((r) => r.part === 0);
+    direct = result.rows.filter((r) => r.part !== 0).map((r) => ({
+      id: r.part === 1 ? r.msg_id! : r.outbox_id!,
+      subject: r.subject!,
+      msg_id: r.msg_id!,
+      payload: r.payload!,
+      headers: r.headers!,
+      ...(r.part === 1 ? { version: r.version } : {}),
+    }));
   } catch (err) {
     throw appendFailure(err, input.runId, input.state.version);
   }
@@ -184,8 +191,20 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   return { events, state, direct };
 }
 
-/** A row of the append's answer: a stored event, or an outbox row its writer publishes itself. */
+/**
+ * Every event of the run up to this version must be on the bus for the writer to publish the new ones itself:
+ * those below the first it is still publishing when every later one up to the append is its own too, or else
+ * all before the append (another writer's event among them is not the writer's to vouch for).
+ */
+export function ownFloor(input: Pick<AppendRunEventsInput, "own" | "state">): number {
+  const own = input.own;
+  if (!own || own.fromVersion === null || own.throughVersion !== input.state.version) return input.state.version;
+  return own.fromVersion - 1;
+}
+
+/** A row of the append's answer: a stored event (part 0), a copy (1) or a command (2) its writer publishes itself. */
 interface AppendedRow {
+  part: 0 | 1 | 2;
   event_id: string;
   version: number;
   recorded_at: string;

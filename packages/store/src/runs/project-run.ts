@@ -55,7 +55,10 @@ export function runRowParams(from: number): string {
   return Array.from({ length: 20 }, (_, i) => `$${from + i}`).join(", ");
 }
 
-/** Writes the runs read model from the folded state, in the caller's transaction. */
+/**
+ * Writes the runs read model from the folded state, in the caller's transaction (a rebuild: the events it folds
+ * are not new, so a row it creates counts them as on the bus, and an existing row keeps where they stand).
+ */
 export async function projectRun(client: PoolClient, run: RunRowKey, state: RunState): Promise<void> {
-  await client.query(`INSERT INTO runs (${RUN_COLUMNS}) VALUES (${runRowParams(1)}) ${RUN_UPSERT}`, runRowValues(run, state));
+  await client.query(`INSERT INTO runs (${RUN_COLUMNS}, published_version) VALUES (${runRowParams(1)}, $16) ${RUN_UPSERT}`, runRowValues(run, state));
 }

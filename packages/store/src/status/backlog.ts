@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { UNPUBLISHED_SQL } from "../outbox/unpublished";
 
 export interface Backlog {
   readonly queued: number;
@@ -6,14 +7,15 @@ export interface Backlog {
   readonly awaiting: number;
   /** Seconds the oldest queued run has waited since it was (last) requested; null when none is queued. */
   readonly oldestQueuedAgeSeconds: number | null;
+  /** Messages not yet on the bus: outbox rows pending and the runs' events not yet published. */
   readonly outboxBacklog: number;
-  /** Seconds the oldest unpublished outbox row has waited; null when the outbox is empty. */
+  /** Seconds the oldest of them has waited; null when there is none. */
   readonly outboxOldestAgeSeconds: number | null;
   /** Outbox rows NATS refused and the relay set aside (never published; each with its reason in `last_error`). */
   readonly outboxSetAside: number;
 }
 
-/** What is waiting, platform-wide: open runs by state and the outbox rows not yet on the bus. One round trip. */
+/** What is waiting, platform-wide: open runs by state and the messages not yet on the bus. One round trip. */
 export async function readBacklog(pool: Pool): Promise<Backlog> {
   const { rows } = await pool.query<{
     queued: number;
@@ -24,13 +26,14 @@ export async function readBacklog(pool: Pool): Promise<Backlog> {
     oldest_outbox: number | null;
     set_aside: number;
   }>(
-    `SELECT
+    `WITH unpublished AS (${UNPUBLISHED_SQL})
+     SELECT
        (SELECT count(*) FROM runs WHERE state = 'queued')::int AS queued,
        (SELECT count(*) FROM runs WHERE state = 'running')::int AS running,
        (SELECT count(*) FROM runs WHERE state IN ('awaiting_input', 'awaiting_confirmation'))::int AS awaiting,
        (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM runs WHERE state = 'queued') AS oldest_queued,
-       (SELECT count(*) FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL)::int AS outbox,
-       (SELECT extract(epoch FROM clock_timestamp() - min(created_at))::float8 FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL) AS oldest_outbox,
+       (SELECT n FROM unpublished) AS outbox,
+       (SELECT oldest FROM unpublished) AS oldest_outbox,
        (SELECT count(*) FROM outbox WHERE set_aside_at IS NOT NULL)::int AS set_aside`,
   );
   const r = rows[0];

@@ -104,7 +104,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       namespace: deps.namespace,
       traceparent: ctx.traceparent,
       publishDirect: direct,
-      ownRows: direct ? deps.publisher!.pendingOf(ctx.runId) : [],
+      own: direct ? deps.publisher!.pendingOf(ctx.runId) : undefined,
       publishedThrough: ctx.publishedThrough,
     });
     if (direct) deps.publisher!.publish(ctx.runId, result.direct);

@@ -95,9 +95,9 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
       finished_at: expect.stringMatching(/Z$/),
       lease_owner: null,
     });
-    // Its bus copy is in the outbox, so live clients see run.failed too.
-    const { rows } = await pool.query("SELECT headers FROM outbox WHERE subject = $1", [busNames(NAMESPACE).runEvent(runId, "run.failed")]);
-    expect(rows.map((r) => r.headers["Steward-Seq"])).toEqual([String(lastSeq + 1)]);
+    // It is the relays' to publish (no writer holds it), so live clients see run.failed too.
+    const { rows } = await pool.query("SELECT events_subject, published_version, publish_held_until FROM runs WHERE id = $1", [runId]);
+    expect(rows).toEqual([{ events_subject: busNames(NAMESPACE).runEvent(runId, ""), published_version: 0, publish_held_until: null }]);
     expect(modelCalls).toBe(0);
 
     // A later delivery of the same command finds the run finished and changes nothing.

@@ -1,20 +1,21 @@
 import { metricCatalog, type Metrics, type Pool } from "@steward/platform";
+import { UNPUBLISHED_SQL } from "@steward/store";
 import { atMostEvery } from "./throttle";
 
 /**
- * One cheap statement (the pending rows through the outbox_pending partial index; the rows published since
- * the last poll through the primary key from the lowest id then pending): the backlog, the age of its
- * oldest row, and each newly published row's lag from commit to publish.
+ * One cheap statement (what is not yet on the bus through partial indexes; the outbox rows published since the
+ * last poll through the primary key from the lowest id then pending): the backlog, the age of its oldest message,
+ * and each newly published outbox row's lag from commit to publish. The runs' event copies keep no publish time,
+ * so the lag is sampled from the commands (the relays' and the gateway's own); the backlog and its age count both.
  */
 const POLL = `
-WITH pending AS (
-  SELECT min(id) AS low, count(*)::int AS n, extract(epoch FROM clock_timestamp() - min(created_at))::float8 AS oldest
-    FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL)
-SELECT p.n, p.oldest, coalesce(p.low, (SELECT coalesce(max(id), 0) + 1 FROM outbox)) AS low, clock_timestamp()::text AS at,
+WITH unpublished AS (${UNPUBLISHED_SQL}),
+pending AS (SELECT min(id) AS low FROM outbox WHERE published_at IS NULL AND set_aside_at IS NULL)
+SELECT u.n, u.oldest, coalesce(p.low, (SELECT coalesce(max(id), 0) + 1 FROM outbox)) AS low, clock_timestamp()::text AS at,
        ARRAY(SELECT extract(epoch FROM o.published_at - o.created_at)::float8 FROM outbox o
               WHERE $1::bigint IS NOT NULL AND o.id >= $1::bigint AND o.published_at > $2::timestamptz
               ORDER BY o.id LIMIT $3) AS lags
-  FROM pending p`;
+  FROM pending p, unpublished u`;
 
 /** Lags sampled per poll at most; a burst beyond it is under-sampled, never a slow statement. */
 const maxSamples = 5000;

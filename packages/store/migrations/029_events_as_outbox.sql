@@ -1,0 +1,52 @@
+-- The event store is the outbox of the events' bus copies (docs/architecture.md, "Outbox relay"). A copy is no
+-- longer a second row: the run's row says how far its events are on the bus (published_version), and a relay
+-- publishes a run's events above it, built from the events table. A run's versions are dense and written one
+-- append at a time, so there is never a gap to wait for. The outbox keeps the commands (and the events set
+-- aside), each command ordered after the run's version it was written with (after_version).
+ALTER TABLE runs
+  -- The subject prefix of the run's copies ('<namespace>.agent.events.<run>.'), written by every append.
+  ADD COLUMN events_subject     text,
+  -- Every event of the run up to this version is on the bus.
+  ADD COLUMN published_version  integer NOT NULL DEFAULT 0,
+  -- The writer publishes the events above published_version itself until then: no relay takes them.
+  ADD COLUMN publish_held_until timestamptz,
+  -- A relay's next try of the run's first unpublished event (NATS refused it, or no stream answered), and the
+  -- refusals counted for it.
+  ADD COLUMN publish_retry_at   timestamptz,
+  ADD COLUMN publish_attempts   integer NOT NULL DEFAULT 0;
+
+ALTER TABLE outbox ADD COLUMN after_version integer;
+
+-- What the outbox held of the old shape: a run's copies not yet published become its unpublished versions (the
+-- relays publish them from the events table, with the same message id, so a copy already sent is dropped by
+-- JetStream's duplicate window); a pending command waits for the copies written before it.
+UPDATE runs r
+   SET published_version = coalesce(p.first_pending - 1, r.version),
+       events_subject = p.subject
+  FROM (SELECT r2.id,
+               (SELECT min((o.headers->>'Steward-Seq')::int) FROM outbox o
+                 WHERE o.run_id = r2.id AND o.headers ? 'Steward-Seq' AND o.published_at IS NULL AND o.set_aside_at IS NULL) AS first_pending,
+               (SELECT left(o.subject, length(o.subject) - length(o.headers->>'Steward-Event-Type')) FROM outbox o
+                 WHERE o.run_id = r2.id AND o.headers ? 'Steward-Event-Type' ORDER BY o.id DESC LIMIT 1) AS subject
+          FROM runs r2) p
+ WHERE p.id = r.id;
+
+UPDATE outbox o
+   SET after_version = coalesce((SELECT max((c.headers->>'Steward-Seq')::int) FROM outbox c
+                                  WHERE c.run_id = o.run_id AND c.id < o.id AND c.headers ? 'Steward-Seq'), 0)
+ WHERE o.run_id IS NOT NULL AND NOT o.headers ? 'Steward-Seq' AND o.published_at IS NULL AND o.set_aside_at IS NULL;
+
+DELETE FROM outbox WHERE headers ? 'Steward-Seq' AND published_at IS NULL AND set_aside_at IS NULL;
+
+-- The runs with events not yet on the bus: few at any moment (the running ones, between append and mark).
+CREATE INDEX runs_events_unpublished ON runs (id) WHERE version > published_version;
+
+-- An append no writer publishes itself wakes the relays, as an outbox row for them does.
+CREATE TRIGGER runs_events_appended
+  AFTER INSERT ON runs
+  FOR EACH ROW WHEN (NEW.version > NEW.published_version AND NEW.publish_held_until IS NULL)
+  EXECUTE FUNCTION outbox_notify();
+CREATE TRIGGER runs_events_appended_again
+  AFTER UPDATE OF version ON runs
+  FOR EACH ROW WHEN (NEW.version > OLD.version AND NEW.version > NEW.published_version AND NEW.publish_held_until IS NULL)
+  EXECUTE FUNCTION outbox_notify();

@@ -13,7 +13,11 @@ ALTER TABLE runs
   -- A relay's next try of the run's first unpublished event (NATS refused it, or no stream answered), and the
   -- refusals counted for it.
   ADD COLUMN publish_retry_at   timestamptz,
-  ADD COLUMN publish_attempts   integer NOT NULL DEFAULT 0;
+  ADD COLUMN publish_attempts   integer NOT NULL DEFAULT 0,
+  -- Ended, and every event on the bus: the relays never need to look at the run again. Set once, by whoever
+  -- marks the last event; an open run keeps it false, so that its appends and marks change no indexed column
+  -- (PostgreSQL then updates the row in place, HOT, without touching the runs' indexes).
+  ADD COLUMN bus_settled        boolean NOT NULL DEFAULT false;
 
 ALTER TABLE outbox ADD COLUMN after_version integer;
 
@@ -38,8 +42,12 @@ UPDATE outbox o
 
 DELETE FROM outbox WHERE headers ? 'Steward-Seq' AND published_at IS NULL AND set_aside_at IS NULL;
 
--- The runs with events not yet on the bus: few at any moment (the running ones, between append and mark).
-CREATE INDEX runs_events_unpublished ON runs (id) WHERE version > published_version;
+UPDATE runs SET bus_settled = true WHERE state IN ('succeeded', 'failed', 'cancelled') AND published_version >= version;
+
+-- The runs that may have events not yet on the bus: the open ones and those ended moments ago. An index that
+-- named version or published_version would make every append and every mark a non-HOT update of all the runs'
+-- indexes (PostgreSQL counts the columns of an index's predicate as indexed).
+CREATE INDEX runs_bus_unsettled ON runs (id) WHERE NOT bus_settled;
 
 -- An append no writer publishes itself wakes the relays, as an outbox row for them does.
 CREATE TRIGGER runs_events_appended

@@ -3,6 +3,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { preparedStatement, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
+import { SETTLED } from "./bus-settled";
 import { publishTraced } from "./publish-span";
 
 export interface DirectPublisherOptions {
@@ -55,7 +56,7 @@ const markPublished = preparedStatement(
   `WITH v AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS v(id, version)),
 locked AS (SELECT r.id FROM runs r JOIN v ON v.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r),
 copies AS (
-  UPDATE runs r SET published_version = v.version
+  UPDATE runs r SET published_version = v.version, bus_settled = ${SETTLED("v.version")}
     FROM v WHERE r.id = v.id AND r.id IN (SELECT id FROM locked) AND r.published_version < v.version)
 UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[]) AND published_at IS NULL`,
 );

@@ -274,4 +274,20 @@ describe("a relay publishing the runs' events from the events table (real Postgr
     expect(seen).toEqual([first.events[0].metadata.event_id, pending.msgId, second.events[0].metadata.event_id]);
     await r.stop();
   });
+  it("given a run that ended, when its last event is on the bus, then it is settled and the relays look at it no more; an open run is not", async () => {
+    const ended = randomUUID();
+    const open = randomUUID();
+    await append(ended, [queued(), started("r1")]);
+    await append(ended, [{ type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: "2026-12-01T10:00:02.000000Z" } }]);
+    await append(open, [queued(), started("r1")]);
+    const settled = async (runId: string) =>
+      (await pool.query<{ bus_settled: boolean }>("SELECT bus_settled FROM runs WHERE id = $1", [runId])).rows[0].bus_settled;
+    expect([await settled(ended), await settled(open)]).toEqual([false, false]);
+    await relay().drain();
+    expect(await runRow(ended)).toMatchObject({ version: 3, published_version: 3 });
+    expect([await settled(ended), await settled(open)]).toEqual([true, false]);
+    const unsettled = await pool.query<{ id: string }>("SELECT id FROM runs WHERE NOT bus_settled");
+    expect(unsettled.rows.map((r) => r.id)).toContain(open);
+    expect(unsettled.rows.map((r) => r.id)).not.toContain(ended);
+  });
 });

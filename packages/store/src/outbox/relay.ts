@@ -3,6 +3,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { isQueryTimeout, preparedStatement, releaseClient, type Logger } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
+import { SETTLED } from "./bus-settled";
 import { publishTraced } from "./publish-span";
 import { busAway, classifyPublishError } from "./publish-failure";
 import { publishLanes } from "./publish-lanes";
@@ -83,7 +84,7 @@ const claimCopies = preparedStatement(
   `SELECT r.id AS run_id, e.version, CASE WHEN e.version = r.published_version + 1 THEN r.publish_attempts ELSE 0 END AS attempts,
           e.event_id::text AS id, ${busCopyColumns("e", "r.events_subject")}
      FROM (SELECT id, published_version, events_subject, publish_attempts FROM runs
-            WHERE version > published_version AND events_subject IS NOT NULL
+            WHERE NOT bus_settled AND version > published_version AND events_subject IS NOT NULL
               AND (publish_held_until IS NULL OR publish_held_until <= clock_timestamp())
               AND (publish_retry_at IS NULL OR publish_retry_at <= clock_timestamp())
               AND ($2::text[] IS NULL OR EXISTS (SELECT FROM unnest($2::text[]) AS p(prefix) WHERE starts_with(events_subject, p.prefix)))
@@ -114,7 +115,7 @@ aside AS (
          AS a(run_id, subject, msg_id, payload, headers, attempts, reason)
   ON CONFLICT (msg_id) DO NOTHING)
 UPDATE runs r
-   SET published_version = greatest(r.published_version, s.version), publish_attempts = s.attempts,
+   SET published_version = greatest(r.published_version, s.version), bus_settled = ${SETTLED("s.version")}, publish_attempts = s.attempts,
        publish_retry_at = CASE WHEN s.retry_ms IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => s.retry_ms / 1000.0) END
   FROM s WHERE r.id = s.id AND r.id IN (SELECT id FROM locked)`;
 

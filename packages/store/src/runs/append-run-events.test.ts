@@ -115,6 +115,16 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     expect(later.run).toMatchObject({ version: 5, usage: { model_calls: 3 } });
   });
 
+  it("changes no indexed column of an open run's row, so that its appends and the marks of its copies stay HOT updates", async () => {
+    // PostgreSQL updates a row in place, touching none of the table's indexes, only when no column an index names
+    // (in its keys, expressions or predicate) changes. These change on every append or mark of an open run.
+    const everyStep = ["version", "usage", "published_version", "publish_held_until", "publish_retry_at", "publish_attempts"];
+    const { rows } = await db.pool.query<{ def: string }>("SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index WHERE indrelid = 'runs'::regclass");
+    expect(rows.length).toBeGreaterThan(5);
+    const naming = rows.filter((r) => everyStep.some((column) => new RegExp(`\\b${column}\\b`).test(r.def.replace(/^.* USING /, ""))));
+    expect(naming.map((r) => r.def)).toEqual([]);
+  });
+
   it("refuses a stale, a lower or a higher expected version with ConcurrencyError and writes nothing of that append", async () => {
     const { runId, state } = await startedRun();
     const before = await footprint(runId);

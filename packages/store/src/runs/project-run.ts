@@ -60,5 +60,9 @@ export function runRowParams(from: number): string {
  * are not new, so a row it creates counts them as on the bus, and an existing row keeps where they stand).
  */
 export async function projectRun(client: PoolClient, run: RunRowKey, state: RunState): Promise<void> {
-  await client.query(`INSERT INTO runs (${RUN_COLUMNS}, published_version) VALUES (${runRowParams(1)}, $16) ${RUN_UPSERT}`, runRowValues(run, state));
+  await client.query(
+    `INSERT INTO runs (${RUN_COLUMNS}, published_version, bus_settled)
+     VALUES (${runRowParams(1)}, $16, $5 IN ('succeeded', 'failed', 'cancelled')) ${RUN_UPSERT}`,
+    runRowValues(run, state),
+  );
 }

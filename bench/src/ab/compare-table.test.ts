@@ -27,4 +27,16 @@ describe("compareTable", () => {
     expect(table.split("\n")[0]).toBe("| | measure | a\\|b |");
     expect(table.split("\n")[2]).toBe("| s | p50 \\| p99 | 1 \\| 2 |");
   });
+
+  it("moves a number a run measured in a measure's name into its cell, so the runs' rows meet", () => {
+    const table = compareTable([
+      { label: "a", rows: [{ section: "s", measure: "throughput, 8 runs (iteration p50 54.0 ms)", value: "118 it/s" }] },
+      { label: "b", rows: [{ section: "s", measure: "throughput, 8 runs (iteration p50 48.4 ms)", value: "141 it/s" }] },
+      { label: "c", rows: [{ section: "s", measure: "time per iteration, median (1 run at a time)", value: "9 ms" }] },
+    ]);
+    expect(table.split("\n").slice(2)).toEqual([
+      "| s | throughput, 8 runs | 118 it/s; iteration p50 54.0 ms | 141 it/s; iteration p50 48.4 ms |  |",
+      "| s | time per iteration, median (1 run at a time) |  |  | 9 ms |",
+    ]);
+  });
 });

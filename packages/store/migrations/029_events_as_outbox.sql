@@ -21,28 +21,29 @@ ALTER TABLE runs
 
 ALTER TABLE outbox ADD COLUMN after_version integer;
 
+-- Every run's events so far are on the bus, except those whose copies the outbox still holds (below).
+UPDATE runs SET published_version = version, bus_settled = state IN ('succeeded', 'failed', 'cancelled');
+
 -- What the outbox held of the old shape: a run's copies not yet published become its unpublished versions (the
 -- relays publish them from the events table, with the same message id, so a copy already sent is dropped by
--- JetStream's duplicate window); a pending command waits for the copies written before it.
+-- JetStream's duplicate window); a pending command waits for the pending copies written before it (the copies
+-- before those were published first). Only pending rows are read, through the outbox_pending index.
 UPDATE runs r
-   SET published_version = coalesce(p.first_pending - 1, r.version),
-       events_subject = p.subject
-  FROM (SELECT r2.id,
-               (SELECT min((o.headers->>'Steward-Seq')::int) FROM outbox o
-                 WHERE o.run_id = r2.id AND o.headers ? 'Steward-Seq' AND o.published_at IS NULL AND o.set_aside_at IS NULL) AS first_pending,
-               (SELECT left(o.subject, length(o.subject) - length(o.headers->>'Steward-Event-Type')) FROM outbox o
-                 WHERE o.run_id = r2.id AND o.headers ? 'Steward-Event-Type' ORDER BY o.id DESC LIMIT 1) AS subject
-          FROM runs r2) p
- WHERE p.id = r.id;
+   SET published_version = p.first_pending - 1, events_subject = p.subject, bus_settled = false
+  FROM (SELECT o.run_id, min((o.headers->>'Steward-Seq')::int) AS first_pending,
+               min(left(o.subject, length(o.subject) - length(o.headers->>'Steward-Event-Type'))) AS subject
+          FROM outbox o
+         WHERE o.published_at IS NULL AND o.set_aside_at IS NULL AND o.run_id IS NOT NULL AND o.headers ? 'Steward-Seq'
+         GROUP BY o.run_id) p
+ WHERE p.run_id = r.id;
 
 UPDATE outbox o
    SET after_version = coalesce((SELECT max((c.headers->>'Steward-Seq')::int) FROM outbox c
-                                  WHERE c.run_id = o.run_id AND c.id < o.id AND c.headers ? 'Steward-Seq'), 0)
+                                  WHERE c.run_id = o.run_id AND c.id < o.id AND c.headers ? 'Steward-Seq'
+                                    AND c.published_at IS NULL AND c.set_aside_at IS NULL), 0)
  WHERE o.run_id IS NOT NULL AND NOT o.headers ? 'Steward-Seq' AND o.published_at IS NULL AND o.set_aside_at IS NULL;
 
 DELETE FROM outbox WHERE headers ? 'Steward-Seq' AND published_at IS NULL AND set_aside_at IS NULL;
-
-UPDATE runs SET bus_settled = true WHERE state IN ('succeeded', 'failed', 'cancelled') AND published_version >= version;
 
 -- The runs that may have events not yet on the bus: the open ones and those ended moments ago. An index that
 -- named version or published_version would make every append and every mark a non-HOT update of all the runs'

@@ -5,3 +5,10 @@
  */
 export const SETTLED = (version: string): string =>
   `(r.state IN ('succeeded', 'failed', 'cancelled') AND greatest(r.published_version, ${version}) >= r.version)`;
+
+/**
+ * SQL: the CTE `locked`, the runs' rows named by the CTE `source` (its `id`), locked in id order, so that two
+ * statements marking the same runs (two writers, or a writer and a relay) never wait for each other in a cycle.
+ */
+export const LOCK_RUNS_IN_ORDER = (source: string): string =>
+  `locked AS (SELECT r.id FROM runs r JOIN ${source} ON ${source}.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r)`;

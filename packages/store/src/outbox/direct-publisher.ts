@@ -3,7 +3,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { preparedStatement, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
-import { SETTLED } from "./bus-settled";
+import { LOCK_RUNS_IN_ORDER, SETTLED } from "./bus-settled";
 import { publishTraced } from "./publish-span";
 
 export interface DirectPublisherOptions {
@@ -54,7 +54,7 @@ export interface DirectPublisher {
 const markPublished = preparedStatement(
   "steward.mark_published",
   `WITH v AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS v(id, version)),
-locked AS (SELECT r.id FROM runs r JOIN v ON v.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r),
+${LOCK_RUNS_IN_ORDER("v")},
 copies AS (
   UPDATE runs r SET published_version = v.version, bus_settled = ${SETTLED("v.version")}
     FROM v WHERE r.id = v.id AND r.id IN (SELECT id FROM locked) AND r.published_version < v.version)

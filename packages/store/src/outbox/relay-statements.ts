@@ -1,6 +1,6 @@
 import { preparedStatement } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
-import { SETTLED } from "./bus-settled";
+import { LOCK_RUNS_IN_ORDER, SETTLED } from "./bus-settled";
 import type { ClaimedRow } from "./run-order";
 import type { CopiesSettlement } from "./settle-copies";
 
@@ -72,7 +72,7 @@ export const claimCopies = preparedStatement(
  */
 export const SETTLE_COPIES = `
 WITH s AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[]) AS s(id, version, attempts, retry_ms)),
-locked AS (SELECT r.id FROM runs r JOIN s ON s.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r),
+${LOCK_RUNS_IN_ORDER("s")},
 aside AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, attempts, last_error, set_aside_at)
   SELECT a.run_id, a.subject, a.msg_id, a.payload, a.headers, a.attempts, a.reason, clock_timestamp()

@@ -42,16 +42,6 @@ export interface AppendRunEventsInput {
    * the bus, marked or not (`Steward-Published-Through`): they do not hold the writer's own publishing.
    */
   readonly publishedThrough?: string | null;
-  /**
-   * A `policy_decisions` row (column names as keys) committed with the events, only when they are (the gateway's
-   * permit to create the run: its record and the run in one commit). Needs INSERT on the decision log.
-   */
-  readonly permitRecord?: Readonly<Record<string, unknown>> | null;
-  /**
-   * The membership roles the permit was decided on from memory (`DecisionEntry.rememberedRoles`): nothing is
-   * written (a ConcurrencyError) unless the permit's member holds exactly these roles when the statement runs.
-   */
-  readonly permitRoles?: readonly string[] | null;
 }
 
 export interface AppendRunEventsResult {
@@ -71,20 +61,6 @@ export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
 /** How long what its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
 
-/** A permit decided on remembered roles ($39) holds only while its member holds exactly them: else nothing is inserted. */
-const PERMIT_ROLES_HELD = "roles_still_held($38::jsonb->>'tenant_id', $38::jsonb->>'user_id', $39::jsonb)";
-
-/** The permit's record, inserted only with the events (a stream not at the expected version writes neither). */
-const PERMIT_RECORD = `
-permit AS (
-  INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
-                                elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
-                                mcp_session_id, mcp_mode)
-  SELECT d.tenant_id, d.user_id, d.action, d.resource_type, d.resource_id, d.run_id, d.step_no, d.fingerprint,
-         d.elevation_session_id, d.permit, d.code, d.policy_ids, d.policy_version, d.latency_ms, d.mcp_session_id, d.mcp_mode
-    FROM jsonb_populate_record(NULL::policy_decisions, $38::jsonb) AS d
-   WHERE EXISTS (SELECT 1 FROM ins)),`;
-
 /**
  * One statement, so one round trip: the events (inserted only when the stream is at the expected version;
  * a racing appender hits the unique (stream_id, version) constraint), the commands in the outbox, each after
@@ -92,8 +68,8 @@ permit AS (
  * The events' bus copies are not written again: the run's row says how far they are on the bus
  * (`published_version`), and whoever publishes them builds them from the events (`busCopyColumns`).
  */
-const appendRunEventsSql = (permit: boolean) => `
-WITH ${insertEventsAtVersion("event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at", permit ? PERMIT_ROLES_HELD : undefined)},${permit ? PERMIT_RECORD : ""}
+const APPEND_RUN_EVENTS_SQL = `
+WITH ${insertEventsAtVersion("event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at")},
 -- Published by the writer only when every earlier event of the run is on the bus (marked, or vouched for by the
 -- command the writer was handed) or on its way there by this writer, and no earlier command of the run is held
 -- for another writer: what is not goes first, by a relay.
@@ -130,8 +106,7 @@ SELECT 1, NULL, ins.version, NULL, NULL, ${busCopyColumns("ins", "$8")} FROM ins
 UNION ALL
 SELECT 2, NULL, NULL, NULL, id, subject, msg_id, payload, headers FROM commands WHERE direct
 ORDER BY part, version, outbox_id`;
-const appendStatement = preparedStatement("steward.append_run_events", appendRunEventsSql(false));
-const appendWithPermitStatement = preparedStatement("steward.append_run_events_permitted", appendRunEventsSql(true));
+const appendStatement = preparedStatement("steward.append_run_events", APPEND_RUN_EVENTS_SQL);
 
 /**
  * The one write path of a run: append the events with optimistic concurrency on the state's version, put
@@ -149,8 +124,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   let rows: AppendedRow[];
   let direct: OutboxRow[];
   try {
-    const statement = input.permitRecord ? appendWithPermitStatement : appendStatement;
-    const result = await pool.query<AppendedRow>(statement([
+    const result = await pool.query<AppendedRow>(appendStatement([
       input.runId,
       input.tenantId,
       input.state.version,
@@ -169,7 +143,6 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
-      ...(input.permitRecord ? [JSON.stringify(input.permitRecord), input.permitRoles ? JSON.stringify(input.permitRoles) : null] : []),
     ]));
     rows = result.rows.filter((r) => r.part === 0);
     direct = result.rows.filter((r) => r.part !== 0).map((r) => ({

@@ -24,8 +24,8 @@ export const RUN_UPSERT = `ON CONFLICT (id) DO UPDATE SET
   lease_owner = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_owner END,
   lease_until = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_until END`;
 
-/** The values of RUN_COLUMNS for a folded run. */
-export function runRowValues(run: RunRowKey, state: RunState): unknown[] {
+/** The values of RUN_COLUMNS for a folded run, its JSON columns (output, error, usage) as values. */
+function runRow(run: RunRowKey, state: RunState): unknown[] {
   return [
     run.id,
     run.tenantId,
@@ -39,15 +39,29 @@ export function runRowValues(run: RunRowKey, state: RunState): unknown[] {
     state.started_at,
     state.finished_at,
     state.deadline_at,
-    state.output === null ? null : JSON.stringify(state.output),
-    state.error === null ? null : JSON.stringify(state.error),
-    JSON.stringify(state.usage),
+    state.output,
+    state.error,
+    state.usage,
     state.version,
     run.idempotencyKey ?? null,
     run.requestHash ?? null,
     state.elevation_session_id,
     state.awaiting?.since ?? null,
   ];
+}
+
+const RUN_COLUMN_NAMES = RUN_COLUMNS.split(",").map((c) => c.trim());
+const JSON_COLUMNS = new Set(["output", "error", "usage"]);
+
+/** The values of RUN_COLUMNS for a folded run, as statement parameters. */
+export function runRowValues(run: RunRowKey, state: RunState): unknown[] {
+  return runRow(run, state).map((v, i) => (v !== null && JSON_COLUMNS.has(RUN_COLUMN_NAMES[i]) ? JSON.stringify(v) : v));
+}
+
+/** A folded run as a runs row in JSON, its column names as keys (`jsonb_populate_record(NULL::runs, …)`). */
+export function runRowJson(run: RunRowKey, state: RunState): Record<string, unknown> {
+  const row = runRow(run, state);
+  return Object.fromEntries(RUN_COLUMN_NAMES.map((c, i) => [c, row[i]]));
 }
 
 /** The SQL parameter list `$from, $from+1, …` of the 20 run columns. */

@@ -92,9 +92,9 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     const cost = await transactionsOf(async () => (again = await createRun(command("retried", "k-2"))));
     expect(again).toEqual(first);
     expect(await runsOf()).toEqual(before);
-    // The insert meets the unique index (rolled back), then the first run is read. (PostgreSQL 15 counts the
-    // failed statement in xact_commit too, so the commits are not compared here.)
-    expect({ rollbacks: cost.rollbacks, statements: cost.statements }).toEqual({ rollbacks: 1, statements: 2 });
+    // The insert meets the unique index and skips the run (nothing rolled back, nothing left for vacuum), then the
+    // first run is read.
+    expect(cost).toEqual({ commits: 2, rollbacks: 0, statements: 2 });
     const events = await pool.query("SELECT count(*)::int AS n FROM events WHERE tenant_id = 'acme'");
     const outbox = await pool.query("SELECT count(*)::int AS n FROM outbox");
     // Three runs: their run.queued events and their commands (the copies are built from the events).
@@ -197,6 +197,37 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
         await grantRole(pool, "acme", "alice", "member", { userId: "root" });
       }
     });
+  });
+
+  it("runs asked for at once share one statement and one commit, and each caller gets its own run", async () => {
+    const inputs = Array.from({ length: 12 }, (_, i) => `together ${i}`);
+    let answers: { id: string; state: string }[] = [];
+    expect(await transactionsOf(async () => (answers = await Promise.all(inputs.map((input) => createRun(command(input))))))).toEqual({
+      commits: 1,
+      rollbacks: 0,
+      statements: 1,
+    });
+    expect(new Set(answers.map((a) => a.id)).size).toBe(12);
+    const { rows } = await pool.query("SELECT stream_id::text AS id, data->>'input' AS input FROM events WHERE stream_id = ANY($1::uuid[])", [answers.map((a) => a.id)]);
+    expect(new Map(rows.map((r) => [r.id, r.input]))).toEqual(new Map(answers.map((a, i) => [a.id, inputs[i]])));
+  });
+
+  it("a run whose data PostgreSQL refuses fails its own caller alone; the others asked for with it are created", async () => {
+    const refused: PendingPermit = {
+      row: { tenant_id: "acme", user_id: "alice", action: "agent.run.create", resource_type: "run", resource_id: "", permit: true, code: "", policy_ids: [], latency_ms: 0, mcp_mode: "no such mode" },
+      rememberedRoles: null,
+      write: () => Promise.resolve(),
+      renew: () => Promise.reject(new Error("not renewed")),
+    };
+    const outcomes = await Promise.allSettled([
+      createRun(command("asked with a refused record")),
+      createRun({ ...command("refused record"), permit: refused }),
+      createRun(command("asked with a refused record, too")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(outcomes[1]).toMatchObject({ reason: { code: "23514" } });
+    const { rows } = await pool.query("SELECT data->>'input' AS input FROM events WHERE data->>'input' LIKE '%refused record%' ORDER BY input");
+    expect(rows.map((r) => r.input)).toEqual(["asked with a refused record", "asked with a refused record, too"]);
   });
 
   it("concurrent first uses of one key create one run, and every caller gets it", async () => {

@@ -11,8 +11,18 @@ import {
   type RunRequested,
   type RunSnapshot,
 } from "@steward/contract";
-import { ConcurrencyError, ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import { NEW_RUN_HEADER, addRunToThread, appendRunEvents, findByIdempotencyKey, type AppendRunEventsInput, type AppendRunEventsResult, type DirectPublisher } from "@steward/store";
+import { ConflictError, NotFoundError, ValidationError, createBatcher, oneStatementOrEachAlone, type Pool } from "@steward/platform";
+import {
+  NEW_RUN_HEADER,
+  addRunToThread,
+  assertEventsFit,
+  createRuns,
+  findByIdempotencyKey,
+  type AppendRunEventsInput,
+  type DirectPublisher,
+  type NewRunInput,
+  type NewRunOutcome,
+} from "@steward/store";
 import { checkRunContent } from "../domain/run-request";
 import { ownPublishing, type OwnPublishing } from "./own-publishing";
 import type { PendingPermit } from "./gateway-decisions";
@@ -37,16 +47,18 @@ export interface CreateRunCommand {
   readonly permit?: PendingPermit | null;
 }
 
-const UNIQUE_VIOLATION = "23505";
+/** Most new runs written by one statement; the rest go in the next. */
+const NEW_RUNS_PER_STATEMENT = 32;
 
 /**
  * Creates a run: one timestamp (µs, UTC) for created_at, deadline +180 s, and in one transaction the run
  * row, its run.queued event and the outbox record of agent.run.requested. With an Idempotency-Key, a retry
  * of the same request returns the run created first; the same key with another body is refused.
  *
- * One statement (one commit) per created run, with or without a key: the key is not looked up first. A key
- * used before makes the insert meet the unique index on (tenant, creator, key); nothing of it is kept, and
- * the run created first is answered (or the request refused when its body differs).
+ * No statement of its own per created run, with or without a key: the runs asked for while a write is in flight
+ * are written together by the next one (one statement, one commit; `createRuns`), and each caller is answered once
+ * the statement holding its run has committed. The key is not looked up first: a key used before makes the insert
+ * skip that run alone, and the run created first is answered (or the request refused when its body differs).
  *
  * With a `thread_id` the run continues the caller's thread: in one transaction that locks the thread's row, the
  * thread must be the caller's (else 404), not archived and without a run still active (else 409), and the run
@@ -66,6 +78,25 @@ export function createRunHandler(deps: {
   const clock = deps.clock ?? nowMicros;
   const deadlineSeconds = deps.deadlineSeconds ?? Limits.deadlineSeconds;
   const names = busNames(deps.namespace);
+  // One write in flight; a quiet caller waits for no timer. Data PostgreSQL refuses fails its own run only.
+  const newRuns = createBatcher<NewRunInput, NewRunOutcome>(
+    (batch) => oneStatementOrEachAlone(batch, (some) => createRuns(deps.pool, some)),
+    { maxBatch: NEW_RUNS_PER_STATEMENT },
+  );
+
+  /**
+   * Writes a new run with its permit's record. A permit decided on remembered roles holds only while the member
+   * still holds them: when the statement finds them changed it skips the run, and the run is written once more
+   * with the permit decided again on the roles read now (a deny is recorded and refused there).
+   */
+  async function written(append: NewRunInput, permit: OwedRecord): Promise<Exclude<NewRunOutcome, { kind: "roles_changed" }>> {
+    for (;;) {
+      const outcome = await newRuns.submit({ ...append, permitRecord: permit.row(), permitRoles: permit.rememberedRoles() });
+      if (outcome.kind === "created") permit.committed();
+      if (outcome.kind !== "roles_changed") return outcome;
+      await permit.renew();
+    }
+  }
 
   async function replayed(cmd: CreateRunCommand, requestHash: string): Promise<RunSnapshot | null> {
     if (!cmd.idempotencyKey) return null;
@@ -173,45 +204,19 @@ export function createRunHandler(deps: {
       await permit.writeAlone();
       return inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publishing);
     }
-    try {
-      const appended = await appendPermitted(deps.pool, append, permit);
-      return snapshotOf(runId, publishing.handOff(appended).state);
-    } catch (err) {
-      // The key was used before (a retry, or two retries racing): answer with the run created first, once the
-      // permit that answer rests on is recorded.
-      if ((err as { code?: string }).code === UNIQUE_VIOLATION && cmd.idempotencyKey) {
-        const winner = await replayed(cmd, requestHash);
-        if (winner) {
-          await permit.writeAlone();
-          return winner;
-        }
-      }
-      throw err;
-    }
+    assertEventsFit(runId, append.events);
+    const outcome = await written(append, permit);
+    if (outcome.kind === "created") return snapshotOf(runId, publishing.handOff(outcome.appended).state);
+    // The key was used before (a retry, or two retries racing): answer with the run created first, once the
+    // permit that answer rests on is recorded.
+    const winner = await replayed(cmd, requestHash);
+    if (!winner) throw new ConflictError("this Idempotency-Key names a run that is gone");
+    await permit.writeAlone();
+    return winner;
   }
 }
 
 export type CreateRun = ReturnType<typeof createRunHandler>;
-
-/**
- * Appends a new run with its permit's record. A permit decided on remembered roles holds only while the member
- * still holds them: when the statement finds them changed it writes nothing (ConcurrencyError, which a new run's
- * own stream cannot otherwise meet), and the run is appended once more with the permit decided again on the roles
- * read now (a deny is recorded and refused there).
- */
-async function appendPermitted(pool: Pool, append: AppendRunEventsInput, permit: OwedRecord): Promise<AppendRunEventsResult> {
-  for (;;) {
-    const remembered = permit.rememberedRoles();
-    try {
-      const appended = await appendRunEvents(pool, { ...append, permitRecord: permit.row(), permitRoles: remembered });
-      permit.committed();
-      return appended;
-    } catch (err) {
-      if (!(err instanceof ConcurrencyError) || !remembered) throw err;
-      await permit.renew();
-    }
-  }
-}
 
 /** A permit's record until it is written, once: with the run's statement or alone. */
 interface OwedRecord {

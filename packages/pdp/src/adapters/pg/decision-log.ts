@@ -1,5 +1,4 @@
-import { preparedStatement, type Pool } from "@steward/platform";
-import { createBatcher, oneStatementOrEachAlone } from "./batches";
+import { createBatcher, oneStatementOrEachAlone, preparedStatement, type Pool } from "@steward/platform";
 
 export interface DecisionEntry {
   readonly tenantId: string;

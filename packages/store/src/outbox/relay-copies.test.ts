@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import { busNames, initialRunState, type RunEvent, type RunState } from "@steward/contract";
-import { connectNats, createLogger, createPool, ensureStream, provisionTopology, type NatsConnection, type Pool } from "@steward/platform";
+import { createLogger, ensureStream, type NatsConnection, type Pool } from "@steward/platform";
 import { appendRunEvents, type AppendRunEventsInput } from "../runs/append-run-events";
 import { readBacklog } from "../status/backlog";
 import { RELAYED_HEADER, createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./relay";
-import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
+import { freshNamespace } from "../../../../test/support/databases";
+import { useStoreAndBus } from "../../../../test/support/store-bus";
+import { queuedEvent as queued, startedEvent as started } from "../../../../test/support/run-bus";
 import { waitFor } from "../../../../test/support/wait-for";
 import { readSubject } from "../../../../test/support/bus";
 
@@ -18,37 +20,12 @@ const NO_SWEEP = { sweepMs: 10 * 60 * 1000 };
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 describe("a relay publishing the runs' events from the events table (real PostgreSQL and JetStream)", () => {
-  let db: { url: string; drop(): Promise<void> };
-  let pool: Pool;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
-  const namespace = freshNamespace("rc");
-  const names = busNames(namespace);
-  const streams = [names.commandStream, names.eventStream, names.deadLetterStream];
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const fx = useStoreAndBus("store_copies", { namespacePrefix: "rc", poolMax: 8 });
+  const { names, namespace } = fx;
+  let pool: Pool, nc: NatsConnection, jsm: JetStreamManager;
+  beforeAll(() => ({ pool, nc, jsm } = fx));
   const states = new Map<string, RunState>();
 
-  beforeAll(async () => {
-    db = await freshDatabase("steward_store_copies");
-    pool = createPool(db.url, { max: 8 });
-    nc = await connectNats(natsUrl, "steward-relay-copies-test");
-    jsm = await jetstreamManager(nc);
-    await provisionTopology(nc, names);
-  });
-
-  afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    for (const stream of streams) await jsm?.streams.delete(stream).catch(() => undefined);
-    await nc?.close().catch(() => undefined);
-    await pool?.end().catch(() => undefined);
-    if (db) await db.drop();
-  });
-
-  const queued = (): RunEvent => ({
-    type: "run.queued",
-    data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: "2026-12-01T10:00:00.000000Z", deadline_at: "2026-12-01T10:03:00.000000Z", thread_id: null },
-  });
-  const started = (runner: string): RunEvent => ({ type: "run.started", data: { runner_id: runner, started_at: "2026-12-01T10:00:01.000000Z" } });
   const command = (runId: string) => ({ subject: names.runRequested, msgId: `req-${runId}`, payload: { run_id: runId }, headers: { "Steward-Run-Id": runId } });
 
   /** Appends to the run after what this test appended to it before. */
@@ -59,8 +36,8 @@ describe("a relay publishing the runs' events from the events table (real Postgr
   }
 
   function relay(options: OutboxRelayOptions = {}): OutboxRelay {
-    const r = createOutboxRelay({ pool, nc, connectionString: db.url, logger }, { ...NO_SWEEP, ...options });
-    cleanups.push(() => r.stop());
+    const r = createOutboxRelay({ pool, nc, connectionString: fx.url, logger }, { ...NO_SWEEP, ...options });
+    fx.atEnd(() => r.stop());
     return r;
   }
 
@@ -82,7 +59,7 @@ describe("a relay publishing the runs' events from the events table (real Postgr
   async function watch(subject: string, seen: string[] = []): Promise<string[]> {
     const sub = nc.subscribe(subject, { callback: (_err, msg) => void seen.push(msg.headers?.get("Nats-Msg-Id") ?? "") });
     await nc.flush();
-    cleanups.push(async () => sub.unsubscribe());
+    fx.atEnd(async () => sub.unsubscribe());
     return seen;
   }
 
@@ -169,7 +146,7 @@ describe("a relay publishing the runs' events from the events table (real Postgr
     const ns = { namespace: freshNamespace("rcs") };
     const small = busNames(ns.namespace);
     await ensureStream(jsm, { name: small.eventStream, subjects: [small.allEvents], max_msg_size: 4096, duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS });
-    streams.push(small.eventStream);
+    fx.atEnd(() => jsm.streams.delete(small.eventStream));
     const [poisoned, other] = [randomUUID(), randomUUID()];
     const events = (await append(poisoned, [queued(), started("x".repeat(8 * 1024)), started("r3")], ns)).events;
     await append(other, [queued()], ns);
@@ -225,7 +202,7 @@ describe("a relay publishing the runs' events from the events table (real Postgr
     expect((await pool.query("SELECT 1 FROM outbox WHERE run_id = $1", [runId])).rowCount).toBe(0);
 
     await ensureStream(jsm, { name: later.eventStream, subjects: [later.allEvents], duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS });
-    streams.push(later.eventStream);
+    fx.atEnd(() => jsm.streams.delete(later.eventStream));
     expect(await r.drain()).toBe(2);
     expect(seqs(await onBus(runId, later.eventStream, later))).toEqual([1, 2]);
     expect(await runRow(runId)).toMatchObject({ published_version: 2, publish_attempts: 0, retrying: false });
@@ -266,7 +243,7 @@ describe("a relay publishing the runs' events from the events table (real Postgr
 
     const stream = `${namespace.toUpperCase()}_LATER`;
     await ensureStream(jsm, { name: stream, subjects: [`${namespace}.later.>`], duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS });
-    streams.push(stream);
+    fx.atEnd(() => jsm.streams.delete(stream));
     await watch(`${namespace}.later.>`, seen);
     await pool.query("UPDATE outbox SET retry_at = clock_timestamp() WHERE msg_id = $1", [pending.msgId]);
     expect(await r.drain()).toBe(2);

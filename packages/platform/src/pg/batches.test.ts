@@ -36,7 +36,7 @@ function track<T>(promises: Array<Promise<T>>) {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-describe("createBatcher: one batch in flight, the calls arriving meanwhile grouped into the next", () => {
+describe("createBatcher: one batch in flight (or maxInFlight), the calls arriving meanwhile grouped into the next", () => {
   it("given calls of one turn, when they are submitted, then they share one batch", async () => {
     const runner = heldRunner<number>();
     const batcher = createBatcher(runner.run);
@@ -78,6 +78,49 @@ describe("createBatcher: one batch in flight, the calls arriving meanwhile group
     await Promise.all(answers);
     expect(runner.batches).toEqual([[1, 2], [3, 4], [5]]);
     expect(() => createBatcher(runner.run, { maxBatch: 0 })).toThrow(RangeError);
+  });
+
+  it("given maxInFlight 2, a call arriving while one batch runs goes at once in a second; the next calls wait for one of them", async () => {
+    const runner = heldRunner<string>();
+    const batcher = createBatcher(runner.run, { maxInFlight: 2 });
+    const first = track([batcher.submit("a")]);
+    await runner.sent(1);
+    const second = track([batcher.submit("b"), batcher.submit("c")]);
+    await runner.sent(2);
+    expect(runner.batches).toEqual([["a"], ["b", "c"]]);
+    const third = track([batcher.submit("d"), batcher.submit("e")]);
+    await settle();
+    expect(runner.batches).toHaveLength(2);
+    // The second batch ends first: its callers are answered, and the waiting calls go together in the third.
+    runner.pending[1].finish();
+    await runner.sent(3);
+    expect(runner.batches[2]).toEqual(["d", "e"]);
+    await settle();
+    expect(second).toEqual([{ value: "done b" }, { value: "done c" }]);
+    expect([...first, ...third]).toEqual([undefined, undefined, undefined]);
+    runner.pending[0].finish();
+    runner.pending[2].finish();
+    await settle();
+    expect([...first, ...third]).toEqual([{ value: "done a" }, { value: "done d" }, { value: "done e" }]);
+  });
+
+  it("given maxInFlight 2, calls of one turn fill one batch before a second one starts", async () => {
+    const runner = heldRunner<number>();
+    const batcher = createBatcher(runner.run, { maxBatch: 3, maxInFlight: 2 });
+    const answers = [1, 2, 3, 4, 5, 6, 7].map((i) => batcher.submit(i));
+    await runner.sent(2);
+    await settle();
+    expect(runner.batches).toEqual([[1, 2, 3], [4, 5, 6]]);
+    runner.pending[0].finish();
+    await runner.sent(3);
+    expect(runner.batches[2]).toEqual([7]);
+    runner.pending[1].finish();
+    runner.pending[2].finish();
+    expect(await Promise.all(answers)).toEqual([1, 2, 3, 4, 5, 6, 7].map((i) => `done ${i}`));
+  });
+
+  it("refuses a maxInFlight that is not a positive integer", () => {
+    expect(() => createBatcher(heldRunner<number>().run, { maxInFlight: 0 })).toThrow(RangeError);
   });
 
   it("a failed batch fails every call in it, and the next batch still runs", async () => {

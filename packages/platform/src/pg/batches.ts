@@ -7,6 +7,11 @@ export interface Batcher<In, Out> {
 export interface BatcherOptions {
   /** Most items in one batch; the rest wait for the next. Default 100. */
   readonly maxBatch?: number;
+  /**
+   * Most batches in flight at once. Default 1. With more, a batch sent while another runs uses another connection
+   * (and, on the server, another core); items are still never added to a batch already sent.
+   */
+  readonly maxInFlight?: number;
 }
 
 /** Runs one batch: one settled outcome per item, in order. Throwing fails every item of the batch. */
@@ -19,20 +24,27 @@ interface Waiter<In, Out> {
 }
 
 /**
- * One batch in flight at a time. An item submitted while a batch runs waits for it and goes in the next one,
- * with everything submitted meanwhile (up to `maxBatch`): a quiet caller waits for no timer, a busy moment
- * costs one statement per round trip instead of one per call. An item never joins a batch already sent, so
- * whatever a batch reads or writes happens after each of its items was submitted.
+ * One batch in flight at a time (or `maxInFlight`). An item submitted while the batches in flight run waits for one
+ * of them and goes in the next one, with everything submitted meanwhile (up to `maxBatch`): a quiet caller waits
+ * for no timer, a busy moment costs one statement per round trip instead of one per call. An item never joins a
+ * batch already sent, so whatever a batch reads or writes happens after each of its items was submitted.
  */
 export function createBatcher<In, Out>(run: RunBatch<In, Out>, options: BatcherOptions = {}): Batcher<In, Out> {
   const maxBatch = options.maxBatch ?? 100;
+  const maxInFlight = options.maxInFlight ?? 1;
   if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`maxBatch must be a positive integer, not ${maxBatch}`);
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new RangeError(`maxInFlight must be a positive integer, not ${maxInFlight}`);
   const waiting: Waiter<In, Out>[] = [];
-  let running = false;
+  /** Drains alive (each sends one batch at a time while items wait), and those of them yet to take their first. */
+  let running = 0;
+  let starting = 0;
 
   async function drain(): Promise<void> {
+    let fresh = true;
     while (waiting.length > 0) {
       const batch = waiting.splice(0, maxBatch);
+      if (fresh) starting--;
+      fresh = false;
       let outcomes: ReadonlyArray<PromiseSettledResult<Out>>;
       try {
         outcomes = await run(batch.map((w) => w.item));
@@ -47,15 +59,18 @@ export function createBatcher<In, Out>(run: RunBatch<In, Out>, options: BatcherO
         else w.reject(outcome.reason);
       });
     }
-    running = false;
+    if (fresh) starting--;
+    running--;
   }
 
   return {
     submit(item) {
       return new Promise<Out>((resolve, reject) => {
         waiting.push({ item, resolve, reject });
-        if (running) return;
-        running = true;
+        // Another drain starts only for an item that no drain about to take its batch will take.
+        if (running >= maxInFlight || waiting.length <= starting * maxBatch) return;
+        running++;
+        starting++;
         // After the current turn: the calls of one turn (one read from a socket) share the first batch.
         queueMicrotask(() => void drain());
       });

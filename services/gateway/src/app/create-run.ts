@@ -49,6 +49,8 @@ export interface CreateRunCommand {
 
 /** Most new runs written by one statement; the rest go in the next. */
 const NEW_RUNS_PER_STATEMENT = 32;
+/** Statements writing new runs at once (each on a connection of its own). */
+const NEW_RUN_WRITES_IN_FLIGHT = 2;
 
 /**
  * Creates a run: one timestamp (µs, UTC) for created_at, deadline +180 s, and in one transaction the run
@@ -81,7 +83,7 @@ export function createRunHandler(deps: {
   // One write in flight; a quiet caller waits for no timer. Data PostgreSQL refuses fails its own run only.
   const newRuns = createBatcher<NewRunInput, NewRunOutcome>(
     (batch) => oneStatementOrEachAlone(batch, (some) => createRuns(deps.pool, some)),
-    { maxBatch: NEW_RUNS_PER_STATEMENT },
+    { maxBatch: NEW_RUNS_PER_STATEMENT, maxInFlight: NEW_RUN_WRITES_IN_FLIGHT },
   );
 
   /**

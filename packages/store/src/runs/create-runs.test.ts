@@ -101,6 +101,33 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
     }
   });
 
+  it("leaves room beside the runs it writes for their marks: each mark is an update in place (HOT), touching no index", async () => {
+    const client = await db.pool.connect();
+    try {
+      const updates = async () => {
+        await client.query("SELECT pg_stat_force_next_flush()");
+        return (await client.query("SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'runs'")).rows[0] as { upd: number; hot: number };
+      };
+      const before = await updates();
+      // Batches as full as the gateway's, so that a page holds nothing but runs written together.
+      for (let b = 0; b < 4; b++) {
+        const runs = Array.from({ length: 32 }, (_, i) => newRun(`marked ${b}.${i} `.repeat(20), { publishDirect: true, directCommands: true }));
+        await createRuns(client as never, runs);
+        // The writer's mark once the copies are on the bus (the statement of `markPublished`, its lock included).
+        await client.query(
+          `WITH v AS (SELECT * FROM unnest($1::uuid[]) AS v(id)),
+           locked AS (SELECT r.id FROM runs r JOIN v ON v.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r)
+           UPDATE runs r SET published_version = 1 FROM v WHERE r.id = v.id AND r.id IN (SELECT id FROM locked)`,
+          [runs.map((r) => r.runId)],
+        );
+      }
+      const after = await updates();
+      expect({ updates: after.upd - before.upd, hot: after.hot - before.hot }).toEqual({ updates: 128, hot: 128 });
+    } finally {
+      client.release();
+    }
+  });
+
   it("skips alone a run whose Idempotency-Key names a run already there, or one earlier in the same statement", async () => {
     const [first] = await createRuns(db.pool, [newRun("keyed", { idempotencyKey: "k-1", requestHash: "h" })]);
     expect(first.kind).toBe("created");

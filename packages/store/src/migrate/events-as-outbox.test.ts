@@ -82,7 +82,8 @@ describe("migration 029: an outbox of the old shape becomes the runs' unpublishe
     // Run b ended with all of its events on the bus.
     const b = await oldRun("succeeded", 2, 2);
 
-    expect(await migrate(db.url)).toEqual(["029_events_as_outbox.sql"]);
+    // 029 and the migrations after it.
+    expect((await migrate(db.url)).filter((f) => f < "030")).toEqual(["029_events_as_outbox.sql"]);
 
     const runs = await pool.query<{ id: string; published_version: number; events_subject: string | null; bus_settled: boolean }>(
       "SELECT id, published_version, events_subject, bus_settled FROM runs WHERE id = ANY($1::uuid[])",

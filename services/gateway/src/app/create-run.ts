@@ -80,7 +80,7 @@ export function createRunHandler(deps: {
   const clock = deps.clock ?? nowMicros;
   const deadlineSeconds = deps.deadlineSeconds ?? Limits.deadlineSeconds;
   const names = busNames(deps.namespace);
-  // One write in flight; a quiet caller waits for no timer. Data PostgreSQL refuses fails its own run only.
+  // At most two writes in flight; a quiet caller waits for no timer. Data PostgreSQL refuses fails its own run only.
   const newRuns = createBatcher<NewRunInput, NewRunOutcome>(
     (batch) => oneStatementOrEachAlone(batch, (some) => createRuns(deps.pool, some)),
     { maxBatch: NEW_RUNS_PER_STATEMENT, maxInFlight: NEW_RUN_WRITES_IN_FLIGHT },

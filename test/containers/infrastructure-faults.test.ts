@@ -85,7 +85,7 @@ describe("Steward as containers survives its infrastructure", () => {
         name: "all nats nodes restarted",
         touches: (topology) => topology.nats,
         inject: async (topology) => {
-          await Promise.all(topology.nats.map((n) => n.restart()));
+          await Promise.all(topology.nats.map((n) => topology.restartNats(n)));
         },
       }),
     );

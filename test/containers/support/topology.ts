@@ -1,6 +1,7 @@
 import { images } from "./engine";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import pg from "pg";
@@ -65,6 +66,11 @@ export interface Topology {
   kill(container: StartedTestContainer): Promise<void>;
   /** Starts a stopped container again (as a restart policy would). */
   start(container: StartedTestContainer): Promise<void>;
+  /**
+   * A NATS node's restart by the engine (stop, then start), waiting (bounded) until it greets a client on its
+   * published port again: the server answering, not a log line, which a busy engine was seen to hand back late.
+   */
+  restartNats(container: StartedTestContainer): Promise<void>;
   /** Waits (bounded) until the service answers /readyz with 200. */
   waitReady(name: ServiceName, timeoutMs?: number): Promise<void>;
   /** Cuts the container off the network, or puts it back with its aliases. */
@@ -87,6 +93,26 @@ function demux(raw: Buffer): string {
     i += 8 + size;
   }
   return out.join("");
+}
+
+/**
+ * True once a connection to host:port opens and the server speaks first with `greeting` (NATS sends its INFO line
+ * at once), else undefined (for waitFor). A port translation left from before a restart can take a connection that
+ * nobody answers: each try gives up after 2 s.
+ */
+function greets(host: string, port: number, greeting: string): Promise<true | undefined> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    socket.setTimeout(2000);
+    const done = (value: true | undefined) => {
+      socket.destroy();
+      resolve(value);
+    };
+    socket.once("data", (chunk) => done(chunk.toString("latin1").startsWith(greeting) ? true : undefined));
+    socket.once("error", () => done(undefined));
+    socket.once("timeout", () => done(undefined));
+    socket.once("end", () => done(undefined));
+  });
 }
 
 async function published(port: number) {
@@ -276,6 +302,10 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       },
       async start(c) {
         await docker.getContainer(c.getId()).start();
+      },
+      async restartNats(c) {
+        await docker.getContainer(c.getId()).restart({ t: 10 });
+        await waitFor(() => greets(c.getHost(), c.getMappedPort(4222), "INFO "), { timeoutMs: 120_000, intervalMs: 250, what: `${c.getName()} to greet a client again` });
       },
       async waitReady(name, timeoutMs = 90_000) {
         const url = services.get(name)!.readyUrl;

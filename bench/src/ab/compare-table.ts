@@ -27,16 +27,18 @@ const keyOf = (section: string, measure: string) => `${section}\u0000${measure}`
 export function compareTable(runs: readonly LabelledRun[]): string {
   const order: Array<{ key: string; section: string; measure: string }> = [];
   const seen = new Set<string>();
-  const byRun = runs.map((run) => new Map(run.rows.map((r) => split(r)).map((m, i) => [keyOf(run.rows[i].section, m.measure), m.value])));
-  for (const run of runs) {
+  const byRun = runs.map((run) => {
+    const values = new Map<string, string>();
     for (const r of run.rows) {
-      const { measure } = split(r);
+      const { measure, value } = split(r);
       const key = keyOf(r.section, measure);
+      values.set(key, value);
       if (seen.has(key)) continue;
       seen.add(key);
       order.push({ key, section: r.section, measure });
     }
-  }
+    return values;
+  });
   const esc = (s: string) => s.replace(/\|/g, "\\|");
   const out = [`| | measure | ${runs.map((r) => esc(r.label)).join(" | ")} |`, `| --- | --- |${runs.map(() => " --- |").join("")}`];
   for (const m of order) {

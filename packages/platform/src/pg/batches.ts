@@ -40,11 +40,10 @@ export function createBatcher<In, Out>(run: RunBatch<In, Out>, options: BatcherO
   let starting = 0;
 
   async function drain(): Promise<void> {
-    let fresh = true;
+    // Nothing is awaited before the first batch is taken: this drain is no longer one about to take it.
+    starting--;
     while (waiting.length > 0) {
       const batch = waiting.splice(0, maxBatch);
-      if (fresh) starting--;
-      fresh = false;
       let outcomes: ReadonlyArray<PromiseSettledResult<Out>>;
       try {
         outcomes = await run(batch.map((w) => w.item));
@@ -59,7 +58,6 @@ export function createBatcher<In, Out>(run: RunBatch<In, Out>, options: BatcherO
         else w.reject(outcome.reason);
       });
     }
-    if (fresh) starting--;
     running--;
   }
 

@@ -8,7 +8,10 @@ import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
 import type { OwnPending } from "../outbox/direct-publisher";
 import type { OutboxRow } from "../outbox/outbox-row";
+import { COMMAND_RETURNING, PUBLISHED_THROUGH_HEADER, directRows, storedEvents, type AnswerRow } from "./append-answer";
 import { RUN_COLUMNS, RUN_UPSERT, runRowParams, runRowValues } from "./project-run";
+
+export { PUBLISHED_THROUGH_HEADER };
 
 export interface AppendRunEventsInput {
   readonly runId: string;
@@ -51,13 +54,6 @@ export interface AppendRunEventsResult {
   readonly direct: readonly OutboxRow[];
 }
 
-/**
- * The header of a command its writer published itself: the command's outbox id. Every event of the run written
- * before it, and every earlier command of the run, was on the bus before the command was (its writer sends it only
- * once every earlier row it sent of the run is acknowledged). Its receiver passes it on as `publishedThrough`.
- */
-export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
-
 /** How long what its writer publishes itself is kept from the relays, in ms: their sweep takes it after. */
 export const DIRECT_GRACE_MS = 2000;
 
@@ -92,8 +88,7 @@ commands AS (
     FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[]) WITH ORDINALITY AS c(subject, msg_id, payload, headers, ord)
    WHERE EXISTS (SELECT FROM ins) ORDER BY c.ord
   -- Published by its writer, after the copies: the header tells the receiver that the run's events up to it are out.
-  RETURNING id, subject, msg_id, payload, headers || jsonb_build_object('${PUBLISHED_THROUGH_HEADER}', id::text) AS headers,
-            retry_at IS NOT NULL AS direct),
+  ${COMMAND_RETURNING}),
 projection AS (
   INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
   SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
@@ -109,7 +104,7 @@ ORDER BY part, version, outbox_id`;
 const appendStatement = preparedStatement("steward.append_run_events", APPEND_RUN_EVENTS_SQL);
 
 /**
- * The one write path of a run: append the events with optimistic concurrency on the state's version, put
+ * The write path of a run once it exists (a new run outside a thread: `createRuns`): append the events with optimistic concurrency on the state's version, put
  * their bus copies and any commands in the outbox, and update the runs projection — in one statement (in the
  * caller's transaction when given a client: adding a run to a thread). An event over the size limit writes
  * nothing (EventTooLargeError).
@@ -121,10 +116,9 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   const ids = input.events.map(() => randomUUID());
   const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
   const commands = input.commands ?? [];
-  let rows: AppendedRow[];
-  let direct: OutboxRow[];
+  let rows: AnswerRow[];
   try {
-    const result = await pool.query<AppendedRow>(appendStatement([
+    const result = await pool.query<AnswerRow>(appendStatement([
       input.runId,
       input.tenantId,
       input.state.version,
@@ -144,24 +138,12 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
     ]));
-    rows = result.rows.filter((r) => r.part === 0);
-    direct = result.rows.filter((r) => r.part !== 0).map((r) => ({
-      id: r.part === 1 ? r.msg_id! : r.outbox_id!,
-      subject: r.subject!,
-      msg_id: r.msg_id!,
-      payload: r.payload!,
-      headers: r.headers!,
-      ...(r.part === 1 ? { version: r.version } : {}),
-    }));
+    rows = result.rows;
   } catch (err) {
     throw appendFailure(err, input.runId, input.state.version);
   }
-  if (rows.length !== input.events.length) throw new ConcurrencyError(input.runId, input.state.version);
-  const events = input.events.map((event, i) => ({
-    ...event,
-    metadata: { event_id: ids[i], run_id: input.runId, tenant_id: input.tenantId, seq: rows[i].version, recorded_at: rows[i].recorded_at, ...metadata },
-  })) as StoredRunEvent[];
-  return { events, state, direct };
+  if (rows.filter((r) => r.part === 0).length !== input.events.length) throw new ConcurrencyError(input.runId, input.state.version);
+  return { events: storedEvents(input, input.events, ids, metadata, rows), state, direct: directRows(rows) };
 }
 
 /**
@@ -173,17 +155,4 @@ export function ownFloor(input: Pick<AppendRunEventsInput, "own" | "state">): nu
   const own = input.own;
   if (!own || own.fromVersion === null || own.throughVersion !== input.state.version) return input.state.version;
   return own.fromVersion - 1;
-}
-
-/** A row of the append's answer: a stored event (part 0), a copy (1) or a command (2) its writer publishes itself. */
-interface AppendedRow {
-  part: 0 | 1 | 2;
-  event_id: string;
-  version: number;
-  recorded_at: string;
-  outbox_id: string | null;
-  subject: string | null;
-  msg_id: string | null;
-  payload: string | null;
-  headers: Record<string, string> | null;
 }

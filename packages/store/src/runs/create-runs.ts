@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
-import { busNames, foldRun, initialRunState, type StoredRunEvent } from "@steward/contract";
+import { busNames, foldRun, initialRunState } from "@steward/contract";
 import { preparedStatement } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
-import type { OutboxRow } from "../outbox/outbox-row";
-import { DIRECT_GRACE_MS, PUBLISHED_THROUGH_HEADER, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
+import { COMMAND_RETURNING, directRows, storedEvents, type AnswerRow } from "./append-answer";
+import { DIRECT_GRACE_MS, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
 import { RUN_COLUMNS, runRowJson } from "./project-run";
 
 /** A run not yet written: its first events, its commands, and the permit to create it. */
@@ -73,8 +73,7 @@ commands AS (
     FROM allowed a JOIN created USING (id)
    CROSS JOIN LATERAL jsonb_array_elements(a.j->'commands') WITH ORDINALITY AS c(j, ord)
    ORDER BY a.ord, c.ord
-  RETURNING id, run_id, subject, msg_id, payload,
-            headers || jsonb_build_object('${PUBLISHED_THROUGH_HEADER}', id::text) AS headers, retry_at IS NOT NULL AS direct),
+  ${COMMAND_RETURNING}),
 permits AS (
   INSERT INTO policy_decisions (tenant_id, user_id, action, resource_type, resource_id, run_id, step_no, fingerprint,
                                 elevation_session_id, permit, code, policy_ids, policy_version, latency_ms,
@@ -84,36 +83,27 @@ permits AS (
     FROM allowed a JOIN created USING (id)
    CROSS JOIN LATERAL jsonb_populate_record(NULL::policy_decisions, a.j->'permit') AS d
    WHERE jsonb_typeof(a.j->'permit') = 'object')
-SELECT b.ord, 0 AS part,
+SELECT b.ord, -1 AS part,
        CASE WHEN c.id IS NOT NULL THEN 'created' WHEN a.id IS NULL THEN 'roles_changed' ELSE 'key_used' END AS outcome,
        NULL::uuid AS event_id, NULL::int AS version, NULL::timestamptz AS recorded_at, NULL::bigint AS outbox_id,
        NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers
   FROM batch b LEFT JOIN allowed a USING (ord) LEFT JOIN created c ON c.id = b.id
 UNION ALL
-SELECT a.ord, 1, NULL, ins.event_id, ins.version, ins.recorded_at, NULL, NULL, NULL, NULL, NULL
+SELECT a.ord, 0, NULL, ins.event_id, ins.version, ins.recorded_at, NULL, NULL, NULL, NULL, NULL
   FROM ins JOIN allowed a ON a.id = ins.stream_id
 UNION ALL
-SELECT a.ord, 2, NULL, NULL, ins.version, NULL, NULL, ${busCopyColumns("ins", "a.events_subject")}
+SELECT a.ord, 1, NULL, NULL, ins.version, NULL, NULL, ${busCopyColumns("ins", "a.events_subject")}
   FROM ins JOIN allowed a ON a.id = ins.stream_id WHERE (a.j->>'direct')::bool
 UNION ALL
-SELECT a.ord, 3, NULL, NULL, NULL, NULL, commands.id, commands.subject, commands.msg_id, commands.payload, commands.headers
+SELECT a.ord, 2, NULL, NULL, NULL, NULL, commands.id, commands.subject, commands.msg_id, commands.payload, commands.headers
   FROM commands JOIN allowed a ON a.id = commands.run_id WHERE commands.direct
 ORDER BY ord, part, version, outbox_id`;
 const createRunsStatement = preparedStatement("steward.create_runs", CREATE_RUNS_SQL);
 
-/** A row of the statement's answer: a run's outcome (part 0), an event (1), a copy (2) or a command (3) its writer publishes. */
-interface CreatedRow {
+/** A row of the statement's answer: a run's outcome (part -1), then what an append answers (`AnswerRow`). */
+interface CreatedRow extends AnswerRow {
   ord: number;
-  part: 0 | 1 | 2 | 3;
   outcome: NewRunOutcome["kind"] | null;
-  event_id: string | null;
-  version: number | null;
-  recorded_at: string | null;
-  outbox_id: string | null;
-  subject: string | null;
-  msg_id: string | null;
-  payload: string | null;
-  headers: Record<string, string> | null;
 }
 
 /**
@@ -149,22 +139,10 @@ export async function createRuns(pool: Pool, runs: readonly NewRunInput[]): Prom
   for (const row of rows) byRun[Number(row.ord) - 1].push(row);
   return prepared.map((p, i): NewRunOutcome => {
     const [status, ...written] = byRun[i];
-    if (status?.part !== 0 || !status.outcome) throw new Error(`the statement gave no outcome for run ${p.input.runId}`);
+    if (status?.part !== -1 || !status.outcome) throw new Error(`the statement gave no outcome for run ${p.input.runId}`);
     if (status.outcome !== "created") return { kind: status.outcome };
-    const stored = written.filter((r) => r.part === 1);
-    if (stored.length !== p.input.events.length) throw new Error(`run ${p.input.runId}: ${stored.length} of ${p.input.events.length} events written`);
-    const events = p.input.events.map((event, k) => ({
-      ...event,
-      metadata: { event_id: p.ids[k], run_id: p.input.runId, tenant_id: p.input.tenantId, seq: stored[k].version!, recorded_at: stored[k].recorded_at!, ...p.metadata },
-    })) as StoredRunEvent[];
-    const direct = written.filter((r) => r.part !== 1).map((r): OutboxRow => ({
-      id: r.part === 2 ? r.msg_id! : r.outbox_id!,
-      subject: r.subject!,
-      msg_id: r.msg_id!,
-      payload: r.payload!,
-      headers: r.headers!,
-      ...(r.part === 2 ? { version: r.version! } : {}),
-    }));
-    return { kind: "created", appended: { events, state: p.state, direct } };
+    const stored = written.filter((r) => r.part === 0).length;
+    if (stored !== p.input.events.length) throw new Error(`run ${p.input.runId}: ${stored} of ${p.input.events.length} events written`);
+    return { kind: "created", appended: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, written), state: p.state, direct: directRows(written) } };
   });
 }

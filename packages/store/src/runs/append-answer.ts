@@ -1,0 +1,58 @@
+import type { RunEvent, StoredRunEvent } from "@steward/contract";
+import type { OutboxRow } from "../outbox/outbox-row";
+
+/**
+ * The header of a command its writer published itself: the command's outbox id. Every event of the run written
+ * before it, and every earlier command of the run, was on the bus before the command was (its writer sends it only
+ * once every earlier row it sent of the run is acknowledged). Its receiver passes it on as `publishedThrough`.
+ */
+export const PUBLISHED_THROUGH_HEADER = "Steward-Published-Through";
+
+/**
+ * SQL: what the insert of a run's commands returns, a command its writer publishes itself named by its own id in
+ * `Steward-Published-Through` (the stored row has no such header: a relay publishing it later vouches for nothing).
+ */
+export const COMMAND_RETURNING = `RETURNING id, run_id, subject, msg_id, payload,
+            headers || jsonb_build_object('${PUBLISHED_THROUGH_HEADER}', id::text) AS headers, retry_at IS NOT NULL AS direct`;
+
+/** A row of an append's answer: a stored event (part 0), a copy (1) or a command (2) its writer publishes itself. */
+export interface AnswerRow {
+  part: number;
+  event_id: string | null;
+  version: number | null;
+  recorded_at: string | null;
+  outbox_id: string | null;
+  subject: string | null;
+  msg_id: string | null;
+  payload: string | null;
+  headers: Record<string, string> | null;
+}
+
+/** The appended events as stored: their seq and time from the answer's event rows (part 0, in version order). */
+export function storedEvents(
+  run: { readonly runId: string; readonly tenantId: string },
+  events: readonly RunEvent[],
+  ids: readonly string[],
+  metadata: { readonly traceparent?: string },
+  rows: readonly AnswerRow[],
+): StoredRunEvent[] {
+  const stored = rows.filter((r) => r.part === 0);
+  return events.map((event, i) => ({
+    ...event,
+    metadata: { event_id: ids[i], run_id: run.runId, tenant_id: run.tenantId, seq: stored[i].version!, recorded_at: stored[i].recorded_at!, ...metadata },
+  })) as StoredRunEvent[];
+}
+
+/** What the writer publishes itself, in the answer's order: the copies (part 1), then the commands (part 2). */
+export function directRows(rows: readonly AnswerRow[]): OutboxRow[] {
+  return rows
+    .filter((r) => r.part === 1 || r.part === 2)
+    .map((r) => ({
+      id: r.part === 1 ? r.msg_id! : r.outbox_id!,
+      subject: r.subject!,
+      msg_id: r.msg_id!,
+      payload: r.payload!,
+      headers: r.headers!,
+      ...(r.part === 1 ? { version: r.version! } : {}),
+    }));
+}

@@ -9,6 +9,7 @@ export { UNPUBLISHED_SQL } from "./outbox/unpublished";
 export type { OutboxRow } from "./outbox/outbox-row";
 export { PUBLISHED_THROUGH_HEADER, appendRunEvents, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
 export { createRuns, type NewRunInput, type NewRunOutcome } from "./runs/create-runs";
+export { appendRuns, createRunAppender, type RunAppender } from "./runs/append-runs";
 export { failUnfoldableRun } from "./runs/fail-unfoldable-run";
 export { projectRun } from "./runs/project-run";
 export { rebuildRunsProjection } from "./runs/rebuild-projection";

@@ -26,7 +26,7 @@ import {
   watchPools,
 } from "@steward/platform";
 import { createToolExecApi } from "@steward/proto";
-import { createDirectPublisher, createOutboxRelay } from "@steward/store";
+import { createDirectPublisher, createOutboxRelay, createRunAppender } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { withPatience } from "./adapters/grpc/patient-tool-exec";
 import { modelsOf, selectProvider } from "./adapters/llm/select-provider";
@@ -180,6 +180,7 @@ async function main(): Promise<void> {
       },
       watchCancel: cancelWatcher(nc, names),
       publisher,
+      appender: createRunAppender(pool),
       publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
       crash: config.crashAt ? killAt(config.crashAt) : noCrashPoints,
       observer,

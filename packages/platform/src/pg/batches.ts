@@ -77,7 +77,7 @@ export function createBatcher<In, Out>(run: RunBatch<In, Out>, options: BatcherO
 }
 
 /** SQLSTATE classes of an entry PostgreSQL will not take (22 data exception, 23 integrity), not of an unreachable server. */
-function isDataError(err: unknown): boolean {
+export function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return typeof code === "string" && /^2[23]/.test(code);
 }

@@ -84,14 +84,16 @@ export async function extendLease(pool: Pool, runId: string, owner: string, leas
 /**
  * Extends every lease `owner` holds on `runIds` in one statement (one round trip per heartbeat, however many
  * runs are in hand); resolves with the runs another runner holds now — taken over. A run nobody holds any more
- * has ended (its last event clears the lease) and is not counted as lost.
+ * has ended (its last event clears the lease) and is not counted as lost. The rows are locked in id order, as the
+ * marks and the runner's appends written together (`appendRuns`) take them: none waits for another in a cycle.
  */
 export async function extendLeases(pool: Pool, owner: string, runIds: readonly string[], leaseMs: number): Promise<Set<string>> {
   if (runIds.length === 0) return new Set();
   const { rows } = await pool.query<{ id: string }>(
-    `WITH kept AS (
+    `WITH locked AS (SELECT id FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner = $2 ORDER BY id FOR NO KEY UPDATE),
+     kept AS (
        UPDATE runs SET lease_until = clock_timestamp() + make_interval(secs => $3)
-        WHERE id = ANY($1::uuid[]) AND lease_owner = $2
+        WHERE id IN (SELECT id FROM locked) AND lease_owner = $2
      )
      SELECT id::text FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner <> $2`,
     [runIds, owner, leaseMs / 1000],

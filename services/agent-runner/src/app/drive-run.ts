@@ -1,6 +1,6 @@
 import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, listEndedThreadRuns, readStream, type DirectPublisher } from "@steward/store";
+import { appendRunEvents, listEndedThreadRuns, readStream, type AppendRunEventsInput, type DirectPublisher, type RunAppender } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";
@@ -30,6 +30,8 @@ export interface DriveDeps {
   readonly publishDelta?: (runId: string, delta: { step_no: number; delta: string }) => void;
   /** Publishes the event copies of the loop's appends right after each commit (else the relays do). */
   readonly publisher?: DirectPublisher;
+  /** Writes the loop's appends together with those of the other runs in hand (else each in a statement of its own). */
+  readonly appender?: RunAppender;
   /** Calls `onCancel` when the run's cancellation is requested while it is driven; returns the unsubscribe. */
   readonly watchCancel?: (runId: string, onCancel: () => void) => () => void;
   /** Test hooks; production uses none. */
@@ -96,7 +98,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   let publishDirect = Boolean(deps.publisher && ctx.firstDelivery);
   const append = async (more: readonly RunEvent[]): Promise<void> => {
     const direct = publishDirect && !deps.publisher!.failed(ctx.runId);
-    const result = await appendRunEvents(deps.pool, {
+    const input: AppendRunEventsInput = {
       runId: ctx.runId,
       tenantId: ctx.tenantId,
       state,
@@ -106,7 +108,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       publishDirect: direct,
       own: direct ? deps.publisher!.pendingOf(ctx.runId) : undefined,
       publishedThrough: ctx.publishedThrough,
-    });
+    };
+    const result = await (deps.appender ? deps.appender.append(input) : appendRunEvents(deps.pool, input));
     if (direct) deps.publisher!.publish(ctx.runId, result.direct);
     deps.observer?.committed(more);
     events.push(...result.events);

@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import type { Pool } from "pg";
+import { busNames, foldRun } from "@steward/contract";
+import { ConcurrencyError, createBatcher, isDataError, preparedStatement } from "@steward/platform";
+import { busCopyColumns } from "../event-store/bus-copy";
+import { assertEventsFit } from "../event-store/event-size";
+import { directRows, storedEvents, type AnswerRow } from "./append-answer";
+import { DIRECT_GRACE_MS, appendRunEvents, ownFloor, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
+import { RUN_COLUMNS, RUN_UPSERT, runRowJson } from "./project-run";
+
+/**
+ * The appends of several runs in one statement, so one round trip and one commit for all (`$1`: the appends as a
+ * JSON array, one per run; `$2`: how long what their writer publishes itself is kept from the relays, in ms). Each
+ * run's events go in only when its stream is at the version its writer expects, apart from the others: a run whose
+ * stream moved writes nothing and the rest go on. What `appendRunEvents` checks for one run before its writer may
+ * publish the copies itself holds for each run here. The runs' rows are updated in id order, as the marks lock
+ * them, so that this statement and a mark never wait for each other in a cycle. The events are all inserted before
+ * any runs row is touched (the projection reads `ins`): a racing appender, which holds its run's row, is waited for
+ * on the event it inserted first, never while this statement holds a row it needs.
+ */
+const APPEND_RUNS_SQL = `
+WITH batch AS (
+  SELECT b.ord, b.j, r.*
+    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS b(j, ord)
+   CROSS JOIN LATERAL jsonb_populate_record(NULL::runs, b.j->'run') AS r),
+ready AS (
+  SELECT * FROM batch b
+   WHERE (SELECT coalesce(max(e.version), 0) FROM events e WHERE e.stream_id = b.id) = (b.j->>'expected')::int),
+ins AS (
+  INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
+  SELECT (e.j->>'event_id')::uuid, a.id, a.tenant_id, (a.j->>'expected')::int + e.ord::int, e.j->>'type', e.j->'data', a.j->'metadata'
+    FROM ready a CROSS JOIN LATERAL jsonb_array_elements(a.j->'events') WITH ORDINALITY AS e(j, ord)
+   ORDER BY a.ord, e.ord
+  RETURNING event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at),
+-- As in appendRunEvents, run by run: every earlier event of the run on the bus (marked, vouched for by the command
+-- its writer was handed) or on its way by this writer, and no earlier command of the run held for another writer.
+direct AS (
+  SELECT a.id FROM ready a
+   WHERE (a.j->>'direct')::bool
+     AND greatest((SELECT r.published_version FROM runs r WHERE r.id = a.id),
+                  (SELECT c.after_version FROM outbox c WHERE c.id = (a.j->>'published_through')::bigint AND c.run_id = a.id),
+                  0) >= (a.j->>'own_floor')::int
+     AND NOT EXISTS (
+         SELECT FROM outbox h
+          WHERE h.run_id = a.id AND h.published_at IS NULL AND h.set_aside_at IS NULL
+            AND h.id > coalesce((a.j->>'published_through')::bigint, 0)
+            AND NOT EXISTS (SELECT FROM jsonb_array_elements_text(a.j->'own_commands') o(id) WHERE o.id::bigint = h.id))),
+projection AS (
+  INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
+  SELECT ${RUN_COLUMNS}, events_subject,
+         CASE WHEN d.id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $2::float8 / 1000) END
+    FROM ready a LEFT JOIN direct d USING (id)
+   WHERE id IN (SELECT stream_id FROM ins)
+   ORDER BY id
+  ${RUN_UPSERT},
+  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false)
+SELECT a.ord, 0 AS part, ins.event_id, ins.version, ins.recorded_at, NULL::bigint AS outbox_id,
+       NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers
+  FROM ins JOIN ready a ON a.id = ins.stream_id
+UNION ALL
+SELECT a.ord, 1, NULL, ins.version, NULL, NULL, ${busCopyColumns("ins", "a.events_subject")}
+  FROM ins JOIN ready a ON a.id = ins.stream_id JOIN direct d ON d.id = a.id
+ORDER BY ord, part, version`;
+const appendRunsStatement = preparedStatement("steward.append_runs", APPEND_RUNS_SQL);
+
+/** A row of the statement's answer: what an append answers (`AnswerRow`), for the run at `ord` (from 1). */
+interface RunAnswerRow extends AnswerRow {
+  ord: number;
+}
+
+type Settled = PromiseSettledResult<AppendRunEventsResult>;
+
+const settle = (p: Promise<AppendRunEventsResult>): Promise<Settled> =>
+  p.then(
+    (value) => ({ status: "fulfilled", value }),
+    (reason: unknown) => ({ status: "rejected", reason }),
+  );
+
+/**
+ * What only the single append carries (commands, an idempotency record), or two appends of one run: PostgreSQL
+ * cannot update one row twice in a statement, and the second must see the first's version anyway.
+ */
+function needsEachAlone(inputs: readonly AppendRunEventsInput[]): boolean {
+  const runs = new Set(inputs.map((i) => i.runId));
+  return runs.size < inputs.length || inputs.some((i) => (i.commands?.length ?? 0) > 0 || i.idempotencyKey || i.directCommands);
+}
+
+async function eachAlone(pool: Pool, inputs: readonly AppendRunEventsInput[]): Promise<Settled[]> {
+  const outcomes: Settled[] = [];
+  for (const input of inputs) outcomes.push(await settle(appendRunEvents(pool, input)));
+  return outcomes;
+}
+
+/** One statement for the appends of several runs: each run's outcome, a run whose stream moved a ConcurrencyError. */
+async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[]): Promise<Settled[]> {
+  const prepared = inputs.map((input) => {
+    const state = foldRun(input.events, input.state);
+    const ids = input.events.map(() => randomUUID());
+    const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
+    const json = {
+      run: { ...runRowJson({ id: input.runId, tenantId: input.tenantId }, state), events_subject: busNames(input.namespace).runEvent(input.runId, "") },
+      expected: input.state.version,
+      metadata,
+      events: input.events.map((e, i) => ({ event_id: ids[i], type: e.type, data: e.data })),
+      direct: Boolean(input.publishDirect),
+      own_floor: ownFloor(input),
+      own_commands: input.own?.commandIds ?? [],
+      published_through: input.publishedThrough ?? null,
+    };
+    return { input, state, ids, metadata, json };
+  });
+  const { rows } = await pool.query<RunAnswerRow>(appendRunsStatement([JSON.stringify(prepared.map((p) => p.json)), DIRECT_GRACE_MS]));
+  const byRun = prepared.map(() => [] as RunAnswerRow[]);
+  for (const row of rows) byRun[Number(row.ord) - 1].push(row);
+  return prepared.map((p, i): Settled => {
+    const stored = byRun[i].filter((r) => r.part === 0).length;
+    if (stored === 0) return { status: "rejected", reason: new ConcurrencyError(p.input.runId, p.input.state.version) };
+    if (stored !== p.input.events.length) throw new Error(`run ${p.input.runId}: ${stored} of ${p.input.events.length} events written`);
+    return { status: "fulfilled", value: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, byRun[i]), state: p.state, direct: directRows(byRun[i]) } };
+  });
+}
+
+/**
+ * Appends of several runs (each as `appendRunEvents` would write it alone) in one statement: one round trip and
+ * one commit for all, each run's version checked apart. An event over the size limit fails its own append before
+ * anything is written. A lone append, or a batch the statement cannot take (see `needsEachAlone`), goes through
+ * `appendRunEvents`. When PostgreSQL refuses the statement's data (a racing appender's event took a run's version:
+ * 23505), each append is written again alone, so that the loser alone gets its ConcurrencyError. Any other failure
+ * (the server unreachable) fails every append of the batch.
+ */
+export async function appendRuns(pool: Pool, inputs: readonly AppendRunEventsInput[]): Promise<Settled[]> {
+  const outcomes: Array<Settled | undefined> = inputs.map((input) => {
+    try {
+      assertEventsFit(input.runId, input.events);
+      return undefined;
+    } catch (reason) {
+      return { status: "rejected", reason };
+    }
+  });
+  const fit = inputs.filter((_, i) => outcomes[i] === undefined);
+  let written: Settled[];
+  if (fit.length < 2 || needsEachAlone(fit)) written = await eachAlone(pool, fit);
+  else {
+    try {
+      written = await appendTogether(pool, fit);
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      written = await eachAlone(pool, fit);
+    }
+  }
+  return outcomes.map((o) => o ?? written.shift()!);
+}
+
+export interface RunAppender {
+  /** Appends as `appendRunEvents` does, in a statement shared with the appends of other runs submitted meanwhile. */
+  append(input: AppendRunEventsInput): Promise<AppendRunEventsResult>;
+}
+
+/**
+ * Groups the appends of concurrent runs: those submitted while a statement is in flight go together in the next
+ * (at most `maxBatch`, at most `maxInFlight` statements at once). A lone append waits for no timer, and each caller
+ * is answered once the statement holding its append has committed.
+ */
+export function createRunAppender(pool: Pool, options: { maxBatch?: number; maxInFlight?: number } = {}): RunAppender {
+  const batcher = createBatcher<AppendRunEventsInput, AppendRunEventsResult>((batch) => appendRuns(pool, batch), {
+    maxBatch: options.maxBatch ?? 32,
+    maxInFlight: options.maxInFlight ?? 2,
+  });
+  return { append: (input) => batcher.submit(input) };
+}

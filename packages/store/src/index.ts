@@ -20,7 +20,7 @@ export { recordAdminRead } from "./audit/record-admin-read";
 export { listAdminReads, type AdminReadFilter } from "./audit/list-admin-reads";
 export type { AdminRead, AdminReadEntry, AdminReadRoute } from "./audit/admin-read";
 export { findOverdueRuns, findUnansweredRuns, redriveStrandedRuns } from "./runs/overdue";
-export { claimRun, extendLease, extendLeases, releaseLease, type ClaimOutcome } from "./runs/lease";
+export { claimRun, extendLease, extendLeases, leaseHolder, releaseLease, type ClaimOutcome } from "./runs/lease";
 export { NEW_RUN_HEADER, admitRun, admitDeferred, tenantsWithDeferredRuns, type Admission } from "./runs/admission";
 export { appendThreadEvents, type AppendThreadEventsInput } from "./threads/append-thread-events";
 export { addRunToThread, type AddRunToThreadInput, type AddRunToThreadOutcome } from "./threads/add-run-to-thread";

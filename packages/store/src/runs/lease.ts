@@ -101,6 +101,12 @@ export async function extendLeases(pool: Pool, owner: string, runIds: readonly s
   return new Set(rows.map((r) => r.id));
 }
 
+/** The runner holding the run's lease now, or null: nobody (an ended run, one handed back). */
+export async function leaseHolder(pool: Pool, runId: string): Promise<string | null> {
+  const { rows } = await pool.query<{ lease_owner: string | null }>("SELECT lease_owner FROM runs WHERE id = $1", [runId]);
+  return rows[0]?.lease_owner ?? null;
+}
+
 /** Gives the run up so that another runner may take it at once. */
 export async function releaseLease(pool: Pool, runId: string, owner: string): Promise<void> {
   await pool.query("UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2", [

@@ -1,6 +1,6 @@
 import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, listEndedThreadRuns, readStream, type AppendRunEventsInput, type DirectPublisher, type RunAppender } from "@steward/store";
+import { appendRunEvents, leaseHolder, listEndedThreadRuns, readStream, type AppendRunEventsInput, type DirectPublisher, type RunAppender } from "@steward/store";
 import type { ToolExecApi, ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";
@@ -50,6 +50,11 @@ function traceIdOf(traceparent?: string): string | undefined {
 function msUntil(deadlineAt: string | null): number {
   if (!deadlineAt) return Number.MAX_SAFE_INTEGER;
   return Number((parseMicros(deadlineAt) - parseMicros(nowMicros())) / 1000n);
+}
+
+/** An effect that asks the model, calls a tool or reads other runs: what a stopping runner no longer starts. */
+function startsIo(effect: Effect): boolean {
+  return effect.kind === "call_model" || effect.kind === "invoke_tool" || effect.kind === "load_history";
 }
 
 /** The catalog the loop offers: tool-exec's tools plus the runner's own ask_user. */
@@ -215,6 +220,13 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
         // We hold the lease, so another append can only be the creator's (a cancel, an answer) or the reaper's:
         // reload and decide on the same observation again, so a tool's result is never dropped.
         if (!(err instanceof ConcurrencyError) || ctx.signal.aborted) throw err;
+        // Unless the lease ran out before the heartbeat could say so, and another runner drives the run now: it
+        // is the other's, which would otherwise ask the model again for every step this loop also asks.
+        const holder = await leaseHolder(deps.pool, ctx.runId);
+        if (holder !== null && holder !== deps.runnerId) {
+          log.warn({ step_no: state.step_no, holder }, "another runner took the run over; handing it over");
+          return { kind: "lost" };
+        }
         log.info({ step_no: state.step_no }, "the run changed under us; reloading");
         await reload();
         continue;
@@ -225,6 +237,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       observation = { kind: "nothing" };
       toolExecCall = undefined;
       const effect = decision.effect;
+      // What was learnt is recorded: a stopping runner hands the run back before its next model or tool call.
+      if (startsIo(effect) && (ctx.signal.aborted || ctx.stopping?.aborted)) return { kind: "lost" };
       switch (effect.kind) {
         case "finished":
           steps.end();

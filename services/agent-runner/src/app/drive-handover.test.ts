@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto";
+import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
+import { createLogger, createPool, type Pool } from "@steward/platform";
+import { appendRunEvents, readStream } from "@steward/store";
+import type { InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
+import type { ModelAnswer, ModelProvider } from "../domain/model";
+import { createRunRequestedHandler } from "./handle-run-requested";
+import { recordingDelivery } from "./fixtures/recording-delivery";
+import type { LeaseKeeper } from "./lease-keeper";
+import { freshDatabase } from "../../../../test/support/databases";
+
+const NAMESPACE = "handover";
+
+const counterTool: ToolSpec = {
+  name: "test_counter",
+  description: "counts",
+  inputSchemaJson: "{}",
+  safety: "write",
+  policyPoint: "test.counter",
+  idempotent: true,
+  abortOnDeny: false,
+  requireConfirmation: false,
+  exploration: false,
+  states: [],
+};
+
+const toolCallAnswer: ModelAnswer = {
+  text: "",
+  toolCalls: [{ id: "call_1", name: "test_counter", arguments: '{"key":"k1"}' }],
+  finishReason: "tool_calls",
+  usage: { input_tokens: 1, output_tokens: 1 },
+  provider: "scripted",
+};
+
+// When a runner must stop driving a run with a step half done: it is shutting down, or another runner has the run.
+describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exec)", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: Pool;
+  const leases: LeaseKeeper = { hold: () => () => undefined, stop: () => undefined };
+  const sent: InvokeRequest[] = [];
+  const toolExec = {
+    invoke: async (req: InvokeRequest) => {
+      sent.push(req);
+      return {
+        fingerprint: `fp-${req.callId}`,
+        decision: { permit: true, code: "", reasons: [], policyIds: ["p"] },
+        resultCode: "ok",
+        resultJson: JSON.stringify({ result: { count: 1 }, evidence: [] }),
+        replayed: false,
+        nextState: "",
+        decisionMs: 1,
+        toolMs: 1,
+      };
+    },
+  } as unknown as ToolExecApi;
+  let modelCalls = 0;
+  /** What the scripted model does when asked, before it answers with a call of test_counter. */
+  let whenAsked: (runId: string) => Promise<void> = async () => undefined;
+  let asking = "";
+  const provider: ModelProvider = {
+    name: "scripted",
+    complete: async () => {
+      modelCalls++;
+      await whenAsked(asking);
+      return toolCallAnswer;
+    },
+  };
+
+  async function queuedRun(): Promise<string> {
+    const runId = randomUUID();
+    const createdAt = nowMicros();
+    const queued: RunEvent = {
+      type: "run.queued",
+      data: { input: "count", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    };
+    await appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queued] });
+    asking = runId;
+    return runId;
+  }
+
+  const handlerWith = (shutdown?: AbortSignal) =>
+    createRunRequestedHandler(
+      { pool, toolExec, provider, tools: [counterTool], logger: createLogger("handover-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases, shutdown },
+      { retryBackoffMs: 1000 },
+    );
+
+  beforeAll(async () => {
+    db = await freshDatabase("steward_runner_handover");
+    pool = createPool(db.url, { max: 4 });
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    if (db) await db.drop();
+  });
+
+  beforeEach(() => {
+    sent.length = 0;
+    modelCalls = 0;
+  });
+
+  it("a stopping runner records the answer in hand, then hands the run back before calling the tool", async () => {
+    const runId = await queuedRun();
+    const shutdown = new AbortController();
+    whenAsked = async () => shutdown.abort();
+    const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+
+    await handlerWith(shutdown.signal)(d);
+
+    expect(answers).toEqual(["nak 0"]);
+    expect(modelCalls).toBe(1);
+    expect(sent).toEqual([]);
+    expect((await readStream(pool, runId)).map((e) => e.type)).toEqual(["run.queued", "run.started", "thought", "tool_call"]);
+    const { rows } = await pool.query("SELECT state, lease_owner FROM runs WHERE id = $1", [runId]);
+    expect(rows).toEqual([{ state: "running", lease_owner: null }]);
+  });
+
+  it("a runner whose run was taken over while it asked the model stops at its next append instead of racing the new holder", async () => {
+    const runId = await queuedRun();
+    // While the model answers, the lease runs out unseen and runner-2 claims the run and records its own answer.
+    whenAsked = async (id) => {
+      await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [id]);
+      const stepOne = { step_no: 1, text: "from runner-2", tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" };
+      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 3, 'thought', $3)", [
+        randomUUID(),
+        id,
+        JSON.stringify(stepOne),
+      ]);
+    };
+    const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+
+    await handlerWith()(d);
+
+    expect(answers).toEqual(["ack"]);
+    expect(modelCalls).toBe(1);
+    expect(sent).toEqual([]);
+    const events = await readStream(pool, runId);
+    expect(events.map((e) => [e.type, (e.data as { text?: string }).text])).toEqual([
+      ["run.queued", undefined],
+      ["run.started", undefined],
+      ["thought", "from runner-2"],
+    ]);
+  });
+});

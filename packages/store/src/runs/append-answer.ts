@@ -56,3 +56,22 @@ export function directRows(rows: readonly AnswerRow[]): OutboxRow[] {
       ...(r.part === 1 ? { version: r.version! } : {}),
     }));
 }
+
+/** The events of an append as a statement of several runs takes them (JSON): their ids, types and data. */
+export function eventsJson(events: readonly RunEvent[], ids: readonly string[]): Array<{ event_id: string; type: string; data: unknown }> {
+  return events.map((e, i) => ({ event_id: ids[i], type: e.type, data: e.data }));
+}
+
+/**
+ * The answer of a statement of several runs, by run (`ord`, from 1, in the order they were given); throws when a run
+ * has some of its events stored and not all (the statement writes each run whole or not at all).
+ */
+export function answersByRun<R extends AnswerRow & { ord: number | string }>(rows: readonly R[], runs: ReadonlyArray<{ readonly runId: string; readonly events: readonly RunEvent[] }>): R[][] {
+  const byRun = runs.map(() => [] as R[]);
+  for (const row of rows) byRun[Number(row.ord) - 1].push(row);
+  byRun.forEach((answer, i) => {
+    const stored = answer.filter((r) => r.part === 0).length;
+    if (stored !== 0 && stored !== runs[i].events.length) throw new Error(`run ${runs[i].runId}: ${stored} of ${runs[i].events.length} events written`);
+  });
+  return byRun;
+}

@@ -5,7 +5,7 @@ import { appendRunEvents, type AppendRunEventsInput } from "./append-run-events"
 import type { OutboxMessage } from "../outbox/enqueue";
 import { readStream } from "../event-store/read-stream";
 import { useFreshDatabase } from "../../../../test/support/databases";
-import { waitFor } from "../../../../test/support/wait-for";
+import { untilAnEventInsertWaits } from "../../../../test/support/lock-waits";
 
 const NAMESPACE = "arev";
 const names = busNames(NAMESPACE);
@@ -209,16 +209,7 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
       await appendRunEvents(client as unknown as Pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events: [thought(1, "first")], commands: [command(runId, "first")] });
       second = append(runId, state, [thought(1, "second"), thought(2, "second")], { commands: [command(runId, "second")] });
       second.catch(() => undefined);
-      await waitFor(
-        async () => {
-          const { rows } = await db.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO events%'`,
-          );
-          return rows[0].n > 0 ? true : undefined;
-        },
-        { timeoutMs: 10_000, what: "the second appender to wait on the first one's row" },
-      );
+      await untilAnEventInsertWaits(db.pool, "the second appender to wait on the first one's row");
     });
     const err = await second!.then(
       () => undefined,

@@ -7,7 +7,7 @@ import { EventTooLargeError } from "../event-store/event-size";
 import { readStream } from "../event-store/read-stream";
 import { useFreshDatabase } from "../../../../test/support/databases";
 import { queuedEvent, startedEvent } from "../../../../test/support/run-bus";
-import { waitFor } from "../../../../test/support/wait-for";
+import { untilAnEventInsertWaits } from "../../../../test/support/lock-waits";
 
 const NAMESPACE = "aruns";
 
@@ -152,16 +152,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
       await appendRunEvents(client as unknown as Pool, input(raced.runId, raced.state, [thought(1, "racer")]));
       batch = appendRuns(db.pool, [input(other.runId, other.state, [thought(1, "other")]), input(raced.runId, raced.state, [thought(1, "batched")])]);
       batch.catch(() => undefined);
-      await waitFor(
-        async () => {
-          const { rows } = await db.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO events%'`,
-          );
-          return rows[0].n > 0 ? true : undefined;
-        },
-        { timeoutMs: 10_000, what: "the statement to wait on the racer's event" },
-      );
+      await untilAnEventInsertWaits(db.pool, "the statement to wait on the racer's event");
     });
     const [first, second] = await batch!;
 

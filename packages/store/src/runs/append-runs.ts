@@ -4,7 +4,7 @@ import { busNames, foldRun } from "@steward/contract";
 import { ConcurrencyError, createBatcher, isDataError, preparedStatement } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
-import { directRows, storedEvents, type AnswerRow } from "./append-answer";
+import { answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, appendRunEvents, ownFloor, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
 import { RUN_COLUMNS, RUN_UPSERT, runRowJson } from "./project-run";
 
@@ -101,7 +101,7 @@ async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[
       run: { ...runRowJson({ id: input.runId, tenantId: input.tenantId }, state), events_subject: busNames(input.namespace).runEvent(input.runId, "") },
       expected: input.state.version,
       metadata,
-      events: input.events.map((e, i) => ({ event_id: ids[i], type: e.type, data: e.data })),
+      events: eventsJson(input.events, ids),
       direct: Boolean(input.publishDirect),
       own_floor: ownFloor(input),
       own_commands: input.own?.commandIds ?? [],
@@ -110,12 +110,9 @@ async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[
     return { input, state, ids, metadata, json };
   });
   const { rows } = await pool.query<RunAnswerRow>(appendRunsStatement([JSON.stringify(prepared.map((p) => p.json)), DIRECT_GRACE_MS]));
-  const byRun = prepared.map(() => [] as RunAnswerRow[]);
-  for (const row of rows) byRun[Number(row.ord) - 1].push(row);
+  const byRun = answersByRun(rows, inputs);
   return prepared.map((p, i): Settled => {
-    const stored = byRun[i].filter((r) => r.part === 0).length;
-    if (stored === 0) return { status: "rejected", reason: new ConcurrencyError(p.input.runId, p.input.state.version) };
-    if (stored !== p.input.events.length) throw new Error(`run ${p.input.runId}: ${stored} of ${p.input.events.length} events written`);
+    if (!byRun[i].some((r) => r.part === 0)) return { status: "rejected", reason: new ConcurrencyError(p.input.runId, p.input.state.version) };
     return { status: "fulfilled", value: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, byRun[i]), state: p.state, direct: directRows(byRun[i]) } };
   });
 }

@@ -4,7 +4,7 @@ import { busNames, foldRun, initialRunState } from "@steward/contract";
 import { preparedStatement } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
-import { COMMAND_RETURNING, directRows, storedEvents, type AnswerRow } from "./append-answer";
+import { COMMAND_RETURNING, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
 import { RUN_COLUMNS, runRowJson } from "./project-run";
 
@@ -125,7 +125,7 @@ export async function createRuns(pool: Pool, runs: readonly NewRunInput[]): Prom
         events_subject: busNames(input.namespace).runEvent(input.runId, ""),
       },
       metadata,
-      events: input.events.map((e, i) => ({ event_id: ids[i], type: e.type, data: e.data })),
+      events: eventsJson(input.events, ids),
       commands: (input.commands ?? []).map((c) => ({ subject: c.subject, msg_id: c.msgId, payload: JSON.stringify(c.payload), headers: c.headers })),
       direct,
       direct_commands: direct && Boolean(input.directCommands),
@@ -135,14 +135,12 @@ export async function createRuns(pool: Pool, runs: readonly NewRunInput[]): Prom
     return { input, state, ids, metadata, json };
   });
   const { rows } = await pool.query<CreatedRow>(createRunsStatement([JSON.stringify(prepared.map((p) => p.json)), DIRECT_GRACE_MS]));
-  const byRun = prepared.map(() => [] as CreatedRow[]);
-  for (const row of rows) byRun[Number(row.ord) - 1].push(row);
+  const byRun = answersByRun(rows, runs);
   return prepared.map((p, i): NewRunOutcome => {
     const [status, ...written] = byRun[i];
     if (status?.part !== -1 || !status.outcome) throw new Error(`the statement gave no outcome for run ${p.input.runId}`);
     if (status.outcome !== "created") return { kind: status.outcome };
-    const stored = written.filter((r) => r.part === 0).length;
-    if (stored !== p.input.events.length) throw new Error(`run ${p.input.runId}: ${stored} of ${p.input.events.length} events written`);
+    if (!written.some((r) => r.part === 0)) throw new Error(`run ${p.input.runId}: created without its events`);
     return { kind: "created", appended: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, written), state: p.state, direct: directRows(written) } };
   });
 }

@@ -5,7 +5,7 @@ import { appendRunEvents } from "./append-run-events";
 import { failUnfoldableRun } from "./fail-unfoldable-run";
 import { readStream } from "../event-store/read-stream";
 import { useFreshDatabase } from "../../../../test/support/databases";
-import { waitFor } from "../../../../test/support/wait-for";
+import { untilAnEventInsertWaits } from "../../../../test/support/lock-waits";
 
 const ERROR: RunError = { code: 60302, message: "the run's recorded events cannot be read" };
 
@@ -52,16 +52,7 @@ describe("failUnfoldableRun (PostgreSQL)", () => {
       await held.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 3, 'garbled', '{}')", [randomUUID(), runId]);
       const attempt = failUnfoldableRun(db.pool, input(runId));
       attempt.catch(() => undefined);
-      await waitFor(
-        async () => {
-          const { rows } = await db.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO events%'`,
-          );
-          return rows[0].n > 0 ? true : undefined;
-        },
-        { timeoutMs: 10_000, what: "the failing append to wait on the other writer's row" },
-      );
+      await untilAnEventInsertWaits(db.pool, "the failing append to wait on the other writer's row");
       await held.query("COMMIT");
       await expect(attempt).rejects.toBeInstanceOf(ConcurrencyError);
     } finally {

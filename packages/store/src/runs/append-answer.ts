@@ -57,6 +57,15 @@ export function directRows(rows: readonly AnswerRow[]): OutboxRow[] {
     }));
 }
 
+/**
+ * SQL: the first CTE of a statement of several runs, `batch`: each run of the JSON array `$1` (`ord` from 1, the
+ * element `j`) with its runs row (`j->'run'`, column names as keys) as columns.
+ */
+export const RUNS_BATCH = `batch AS (
+  SELECT b.ord, b.j, r.*
+    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS b(j, ord)
+   CROSS JOIN LATERAL jsonb_populate_record(NULL::runs, b.j->'run') AS r)`;
+
 /** The events of an append as a statement of several runs takes them (JSON): their ids, types and data. */
 export function eventsJson(events: readonly RunEvent[], ids: readonly string[]): Array<{ event_id: string; type: string; data: unknown }> {
   return events.map((e, i) => ({ event_id: ids[i], type: e.type, data: e.data }));

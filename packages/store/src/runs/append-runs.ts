@@ -4,7 +4,7 @@ import { busNames, foldRun } from "@steward/contract";
 import { ConcurrencyError, createBatcher, isDataError, preparedStatement } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
-import { answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
+import { RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, appendRunEvents, ownFloor, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
 import { RUN_COLUMNS, RUN_UPSERT, runRowJson } from "./project-run";
 
@@ -19,10 +19,7 @@ import { RUN_COLUMNS, RUN_UPSERT, runRowJson } from "./project-run";
  * on the event it inserted first, never while this statement holds a row it needs.
  */
 const APPEND_RUNS_SQL = `
-WITH batch AS (
-  SELECT b.ord, b.j, r.*
-    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS b(j, ord)
-   CROSS JOIN LATERAL jsonb_populate_record(NULL::runs, b.j->'run') AS r),
+WITH ${RUNS_BATCH},
 ready AS (
   SELECT * FROM batch b
    WHERE (SELECT coalesce(max(e.version), 0) FROM events e WHERE e.stream_id = b.id) = (b.j->>'expected')::int),

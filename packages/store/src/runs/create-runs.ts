@@ -4,7 +4,7 @@ import { busNames, foldRun, initialRunState } from "@steward/contract";
 import { preparedStatement } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
-import { COMMAND_RETURNING, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
+import { COMMAND_RETURNING, RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
 import { RUN_COLUMNS, runRowJson } from "./project-run";
 
@@ -40,10 +40,7 @@ export type NewRunOutcome =
  * its copies (and its commands, when they are the writer's) itself.
  */
 const CREATE_RUNS_SQL = `
-WITH batch AS (
-  SELECT b.ord, b.j, r.*
-    FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS b(j, ord)
-   CROSS JOIN LATERAL jsonb_populate_record(NULL::runs, b.j->'run') AS r),
+WITH ${RUNS_BATCH},
 allowed AS (
   SELECT * FROM batch
    WHERE jsonb_typeof(j->'permit_roles') IS DISTINCT FROM 'array'

@@ -38,9 +38,12 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   let pool: Pool;
   const leases: LeaseKeeper = { hold: () => () => undefined, stop: () => undefined };
   const sent: InvokeRequest[] = [];
+  /** What the fake tool-exec does when called, before it answers. */
+  let whenInvoked: (runId: string) => Promise<void> = async () => undefined;
   const toolExec = {
     invoke: async (req: InvokeRequest) => {
       sent.push(req);
+      await whenInvoked(req.runId);
       return {
         fingerprint: `fp-${req.callId}`,
         decision: { permit: true, code: "", reasons: [], policyIds: ["p"] },
@@ -97,6 +100,8 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   beforeEach(() => {
     sent.length = 0;
     modelCalls = 0;
+    whenAsked = async () => undefined;
+    whenInvoked = async () => undefined;
   });
 
   it("a stopping runner records the answer in hand, then hands the run back before calling the tool", async () => {
@@ -140,5 +145,66 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
       ["run.started", undefined],
       ["thought", "from runner-2"],
     ]);
+  });
+
+  it("a runner whose run was taken over while its tool ran still records the tool's result, then starts nothing more", async () => {
+    const runId = await queuedRun();
+    // While the tool runs, the lease runs out unseen, runner-2 claims the run, and its creator asks to cancel it.
+    whenInvoked = async (id) => {
+      await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [id]);
+      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 5, 'run.cancel_requested', $3)", [
+        randomUUID(),
+        id,
+        JSON.stringify({ requested_at: nowMicros() }),
+      ]);
+    };
+    const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+
+    await handlerWith()(d);
+
+    expect(answers).toEqual(["ack"]);
+    expect(modelCalls).toBe(1);
+    expect(sent.map((r) => r.callId)).toEqual(["call_1"]);
+    // The side effect's result is kept, before the run ends as its creator asked.
+    expect((await readStream(pool, runId)).map((e) => e.type)).toEqual([
+      "run.queued",
+      "run.started",
+      "thought",
+      "tool_call",
+      "run.cancel_requested",
+      "tool.decided",
+      "tool_result",
+      "run.cancelled",
+    ]);
+  });
+
+  it("a runner whose run was taken over while its tool ran asks the model nothing more once the new holder recorded the call", async () => {
+    const runId = await queuedRun();
+    // While the tool runs, the lease runs out unseen and runner-2 claims the run and records the call's result itself.
+    whenInvoked = async (id) => {
+      await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [id]);
+      const result = {
+        step_no: 1,
+        call_id: "call_1",
+        tool_name: "test_counter",
+        fingerprint: "fp-call_1",
+        decision: { permit: true, code: "", policy_ids: ["p"] },
+        result_code: "ok",
+        result: { count: 1 },
+        evidence: [],
+      };
+      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 5, 'tool_result', $3)", [
+        randomUUID(),
+        id,
+        JSON.stringify(result),
+      ]);
+    };
+    const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+
+    await handlerWith()(d);
+
+    expect(answers).toEqual(["ack"]);
+    expect(modelCalls).toBe(1);
+    expect((await readStream(pool, runId)).map((e) => e.type)).toEqual(["run.queued", "run.started", "thought", "tool_call", "tool_result"]);
   });
 });

@@ -209,6 +209,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   const steps = stepClock(deps.observer);
   let observation: Observation = { kind: "nothing" };
   let toolExecCall: { callId: string; replayed: boolean } | undefined;
+  /** Another runner holds the run now (found when an append failed): nothing more is started here. */
+  let takenOver = false;
   try {
     for (;;) {
       // What was learnt is recorded before stopping: a tool's result is never left behind (the step in hand ends).
@@ -220,12 +222,14 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
         // We hold the lease, so another append can only be the creator's (a cancel, an answer) or the reaper's:
         // reload and decide on the same observation again, so a tool's result is never dropped.
         if (!(err instanceof ConcurrencyError) || ctx.signal.aborted) throw err;
-        // Unless the lease ran out before the heartbeat could say so, and another runner drives the run now: it
-        // is the other's, which would otherwise ask the model again for every step this loop also asks.
+        // Unless the lease ran out before the heartbeat could say so, and another runner drives the run now: the
+        // run is the other's, and this loop starts nothing more (else both would ask the model for every step).
+        // A tool's outcome in hand is still recorded first, if the run takes it.
         const holder = await leaseHolder(deps.pool, ctx.runId);
         if (holder !== null && holder !== deps.runnerId) {
           log.warn({ step_no: state.step_no, holder }, "another runner took the run over; handing it over");
-          return { kind: "lost" };
+          takenOver = true;
+          if (observation.kind !== "tool_outcome") return { kind: "lost" };
         }
         log.info({ step_no: state.step_no }, "the run changed under us; reloading");
         await reload();
@@ -238,7 +242,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       toolExecCall = undefined;
       const effect = decision.effect;
       // What was learnt is recorded: a stopping runner hands the run back before its next model or tool call.
-      if (startsIo(effect) && (ctx.signal.aborted || ctx.stopping?.aborted)) return { kind: "lost" };
+      if (startsIo(effect) && (ctx.signal.aborted || ctx.stopping?.aborted || takenOver)) return { kind: "lost" };
       switch (effect.kind) {
         case "finished":
           steps.end();

@@ -97,14 +97,18 @@ describe("Steward as containers survives its infrastructure", () => {
       const jsm = await jetstreamManager(nc);
       const names = busNames(t.namespace);
       for (const stream of [names.commandStream, names.eventStream, names.deadLetterStream]) {
-        // After the whole cluster's restart above, a stream answers once it has a leader again (20-40 s here).
-        const info = await waitFor(() => jsm.streams.info(stream).catch(() => undefined), {
-          timeoutMs: 90_000,
-          intervalMs: 500,
-          what: `stream ${stream} to answer`,
-        });
+        // After the whole cluster's restart above, a stream answers once it has a leader again (20-40 s here), and
+        // its peers' view settles after that: once seen with three peers listed beside the leader for a moment.
+        const info = await waitFor(
+          async () => {
+            const found = await jsm.streams.info(stream).catch(() => undefined);
+            return found?.cluster?.leader && found.cluster.replicas?.length === 2 ? found : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 500, what: `stream ${stream} to answer from a leader with two other replicas` },
+        );
         expect(info.config.num_replicas).toBe(3);
-        expect(info.cluster?.replicas?.length).toBe(2);
+        // Three distinct servers hold it: the leader and two others.
+        expect(new Set([info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((r) => r.name)]).size).toBe(3);
       }
     } finally {
       await nc.close();

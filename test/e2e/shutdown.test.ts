@@ -64,7 +64,14 @@ describe("graceful shutdown: SIGTERM hands work back and exits within 10 s", () 
     await waitFor(() => terminalStates(pool, ids), { timeoutMs: 60_000, intervalMs: 200, what: `the ${RUNS} runs to end` });
     console.log(`runner stopped ${t1 - t0} ms after SIGTERM; every run ended ${Date.now() - t1} ms later`);
     const records = await counterRunRecords(pool, runs, counter.asked);
-    expect(records).toEqual(expectedCounterRuns(records));
+    const expected = expectedCounterRuns(records);
+    // A run that differs is rare and seen only under the whole suite's load: its runners' lines go with the failure.
+    const differing = runs.filter((r) => JSON.stringify(records[`${r.tag} ${r.id}`]) !== JSON.stringify(expected[`${r.tag} ${r.id}`]));
+    if (differing.length > 0) {
+      const lines = [...platform.services.runner.lines.map((l) => `stopped: ${l}`), ...second.lines.map((l) => `stays: ${l}`)];
+      console.log(`runs that differ: ${differing.map((r) => `${r.tag} ${r.id}`).join(", ")}\n${lines.filter((l) => differing.some((r) => l.includes(r.id))).join("\n")}`);
+    }
+    expect(records).toEqual(expected);
     // The runs the stopped runner had in hand were finished (by the one that stayed).
     const finishers = await pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state = 'succeeded'`,

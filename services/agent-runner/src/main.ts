@@ -180,7 +180,7 @@ async function main(): Promise<void> {
       },
       watchCancel: cancelWatcher(nc, names),
       publisher,
-      appender: createRunAppender(pool),
+      appender: config.RUNNER_APPENDS_TOGETHER ? createRunAppender(pool) : undefined,
       publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
       crash: config.crashAt ? killAt(config.crashAt) : noCrashPoints,
       observer,

@@ -207,4 +207,24 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
     expect(modelCalls).toBe(1);
     expect((await readStream(pool, runId)).map((e) => e.type)).toEqual(["run.queued", "run.started", "thought", "tool_call", "tool_result"]);
   });
+
+  it("a second delivery of a run this runner has in hand is asked again later, not driven beside the first", async () => {
+    const runId = await queuedRun();
+    const shutdown = new AbortController();
+    const handle = handlerWith(shutdown.signal);
+    const first = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+    const second = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" }, 2);
+    // While the first delivery's loop asks the model, the same command comes again (its ack wait ran out).
+    whenAsked = async () => {
+      await handle(second.d);
+      shutdown.abort();
+    };
+
+    await handle(first.d);
+
+    expect(second.answers).toEqual(["nak 2000"]);
+    expect(first.answers).toEqual(["nak 0"]);
+    expect(modelCalls).toBe(1);
+    expect((await readStream(pool, runId)).map((e) => e.type)).toEqual(["run.queued", "run.started", "thought", "tool_call"]);
+  });
 });

@@ -113,9 +113,28 @@ export function createRunRequestedHandler(
     return true;
   }
 
+  /** The runs this runner is claiming or driving now, one delivery each. */
+  const inHand = new Set<string>();
+
   async function handleOnce(delivery: Delivery, cmd: RunRequested): Promise<void> {
     // A runner on its way out takes nothing new: the command goes straight back for another runner.
     if (shutdown.aborted) return delivery.nak(0);
+    // Another delivery of a run this runner has in hand (the first one's ack wait ran out while its claim waited):
+    // its lease is this runner's, so the claim would let a second loop drive the run beside the first, asking the
+    // model twice for each step. Asked again later; by then the run has ended or is handed back.
+    if (inHand.has(cmd.run_id)) {
+      deps.logger.info({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run already in hand here; asking again later");
+      return delivery.nak(retryMs(delivery));
+    }
+    inHand.add(cmd.run_id);
+    try {
+      await claimAndDrive(delivery, cmd);
+    } finally {
+      inHand.delete(cmd.run_id);
+    }
+  }
+
+  async function claimAndDrive(delivery: Delivery, cmd: RunRequested): Promise<void> {
     deps.logger.debug({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run requested");
     const admission = options.tenantMaxRunning ? { tenantId: cmd.tenant_id, maxRunning: options.tenantMaxRunning } : undefined;
     const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs, admission, { newRun: delivery.newRun && delivery.deliveryCount === 1 });

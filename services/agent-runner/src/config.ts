@@ -25,7 +25,7 @@ const runnerConfigSpec = {
   RUNNER_TOOL_RETRY_MS: env.int(0, 600_000, 60_000),
   /**
    * The appends of the runs in hand written together, several runs per statement (docs/architecture.md). Off by
-   * default until a shutdown-suite failure seen with it on is explained (docs/performance.md, "Session 20").
+   * default until a whole-suite run with it on passes (docs/performance.md, "Session 20").
    */
   RUNNER_APPENDS_TOGETHER: env.flag(),
   /** Test hook (STEWARD_TEST_HOOKS=1): an ask-user wait shorter than SPEC's 5 minutes. */

@@ -59,6 +59,12 @@ describe("readConfig", () => {
     expect(() => readConfig(spec, { F: "yes" })).toThrow(/^F: must be 1 \(on\) or 0 \(off\)$/);
   });
 
+  it("reads an unset flag as its default when it has one, and still turns it off on 0/false", () => {
+    const spec = { F: env.flag(true) };
+    expect([undefined, ""].map((v) => readConfig(spec, { F: v }).F)).toEqual([true, true]);
+    expect(["0", "false"].map((v) => readConfig(spec, { F: v }).F)).toEqual([false, false]);
+  });
+
   it("never echoes a secret that is too short", () => {
     expect(() => readConfig({ S: env.secret(32) }, { S: "hunter2" })).toThrow(/^S: must be at least 32 characters$/);
   });

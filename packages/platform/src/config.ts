@@ -78,9 +78,10 @@ export const env = {
       if (!/^-?\d+$/.test(v) || n < min || n > max) throw new ConfigError(name, `must be an integer ${min}-${max}`);
       return n;
     }),
-  /** An on/off switch: `1` or `true` is on; unset, empty, `0` or `false` is off. */
-  flag: (): Parser<boolean> => (raw, name) => {
-    if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
+  /** An on/off switch: `1` or `true` is on, `0` or `false` is off; unset or empty is `fallback` (off unless given). */
+  flag: (fallback = false): Parser<boolean> => (raw, name) => {
+    if (raw === undefined || raw === "") return fallback;
+    if (raw === "0" || raw === "false") return false;
     if (raw === "1" || raw === "true") return true;
     throw new ConfigError(name, "must be 1 (on) or 0 (off)");
   },

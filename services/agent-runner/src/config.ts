@@ -23,11 +23,8 @@ const runnerConfigSpec = {
   RUNNER_REDRIVE_INTERVAL_MS: env.int(100, 3_600_000, 5000),
   /** How long a tool call that provably did nothing (PDP, database or tool-exec away) is tried again. */
   RUNNER_TOOL_RETRY_MS: env.int(0, 600_000, 60_000),
-  /**
-   * The appends of the runs in hand written together, several runs per statement (docs/architecture.md). Off by
-   * default until a whole-suite run with it on passes (docs/performance.md, "Session 20").
-   */
-  RUNNER_APPENDS_TOGETHER: env.flag(),
+  /** The appends of the runs in hand written together, several runs per statement (docs/architecture.md). */
+  RUNNER_APPENDS_TOGETHER: env.flag(true),
   /** Test hook (STEWARD_TEST_HOOKS=1): an ask-user wait shorter than SPEC's 5 minutes. */
   STEWARD_TEST_ASK_WAIT_SECONDS: env.int(1, 300, 300),
   /** Test hook (STEWARD_TEST_HOOKS=1): the loop point where this process kills itself once. */

@@ -16,7 +16,7 @@ export {
 export { createPool, guardPool, inTransaction, releaseClient, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
 export { isPostgresUnavailable, isQueryTimeout } from "./pg/transient";
 export { preparedStatement } from "./pg/prepared";
-export { createBatcher, isDataError, oneStatementOrEachAlone, type Batcher, type BatcherOptions, type RunBatch } from "./pg/batches";
+export { createBatcher, isDataError, oneStatementOrEachAlone, togetherOrEachAlone, type Batcher, type BatcherOptions, type RunBatch } from "./pg/batches";
 export { connectNats, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
 export { watchNatsLink, type NatsLink } from "./nats/link";
 export { natsAuthConfig, natsAuth, natsInboxPrefix } from "./nats/credentials";

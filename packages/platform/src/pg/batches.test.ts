@@ -1,4 +1,4 @@
-import { createBatcher, oneStatementOrEachAlone, type RunBatch } from "./batches";
+import { createBatcher, oneStatementOrEachAlone, togetherOrEachAlone, type RunBatch } from "./batches";
 
 /** A batch runner whose batches the test finishes by hand, recording what each one held. */
 function heldRunner<T>() {
@@ -189,5 +189,36 @@ describe("oneStatementOrEachAlone", () => {
       }),
     ).rejects.toBe(down);
     expect(calls).toBe(1);
+  });
+});
+
+describe("togetherOrEachAlone", () => {
+  const refused = Object.assign(new Error("duplicate key value"), { code: "23505" });
+  const alone = (calls: string[]) => async (item: string) => {
+    calls.push(item);
+    if (item === "bad") throw refused;
+    return item.toUpperCase();
+  };
+
+  it("answers each entry as the statement settled it, a rejection of one entry left to that entry", async () => {
+    const moved = new Error("b moved");
+    const calls: string[] = [];
+    const outcomes = await togetherOrEachAlone(["a", "b"], alone(calls), async (items) =>
+      items.map((i): PromiseSettledResult<string> => (i === "b" ? { status: "rejected", reason: moved } : { status: "fulfilled", value: i })),
+    );
+    expect(calls).toEqual([]);
+    expect(outcomes).toEqual([
+      { status: "fulfilled", value: "a" },
+      { status: "rejected", reason: moved },
+    ]);
+  });
+
+  it("given no statement for the batch, or data PostgreSQL refuses, writes each entry alone so only the bad one fails", async () => {
+    for (const together of [undefined, async () => Promise.reject(refused)]) {
+      const calls: string[] = [];
+      const outcomes = await togetherOrEachAlone(["a", "bad", "c"], alone(calls), together);
+      expect(calls).toEqual(["a", "bad", "c"]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    }
   });
 });

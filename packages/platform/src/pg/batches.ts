@@ -83,26 +83,42 @@ export function isDataError(err: unknown): boolean {
 }
 
 /**
- * Runs a batch as one statement. When PostgreSQL refuses the data of the batch (one entry it cannot store),
- * runs each entry alone, so that one bad entry fails its own call and no other; any other failure (the server
- * unreachable, the connection lost) fails the whole batch.
+ * Runs a batch with `together`, one statement answering each entry's own outcome. When PostgreSQL refuses the data
+ * of the batch (one entry it cannot store), or when there is no `together` for this batch, each entry goes through
+ * `alone`, so that one bad entry fails its own call and no other. Any other failure of `together` (the server
+ * unreachable, the connection lost) fails the whole batch, as does a data error of a batch of one.
  */
-export async function oneStatementOrEachAlone<In, Out>(
+export async function togetherOrEachAlone<In, Out>(
   items: readonly In[],
-  statement: (items: readonly In[]) => Promise<readonly Out[]>,
+  alone: (item: In) => Promise<Out>,
+  together?: (items: readonly In[]) => Promise<PromiseSettledResult<Out>[]>,
 ): Promise<PromiseSettledResult<Out>[]> {
-  try {
-    return (await statement(items)).map((value) => ({ status: "fulfilled", value }));
-  } catch (err) {
-    if (items.length < 2 || !isDataError(err)) throw err;
+  if (together) {
+    try {
+      return await together(items);
+    } catch (err) {
+      if (items.length < 2 || !isDataError(err)) throw err;
+    }
   }
   const outcomes: PromiseSettledResult<Out>[] = [];
   for (const item of items) {
     try {
-      outcomes.push({ status: "fulfilled", value: (await statement([item]))[0] });
+      outcomes.push({ status: "fulfilled", value: await alone(item) });
     } catch (reason) {
       outcomes.push({ status: "rejected", reason });
     }
   }
   return outcomes;
+}
+
+/** `togetherOrEachAlone` for a statement answering one value per entry, which runs each entry alone as a batch of one. */
+export function oneStatementOrEachAlone<In, Out>(
+  items: readonly In[],
+  statement: (items: readonly In[]) => Promise<readonly Out[]>,
+): Promise<PromiseSettledResult<Out>[]> {
+  return togetherOrEachAlone(
+    items,
+    async (item) => (await statement([item]))[0],
+    async (some) => (await statement(some)).map((value): PromiseSettledResult<Out> => ({ status: "fulfilled", value })),
+  );
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { busNames, foldRun } from "@steward/contract";
-import { ConcurrencyError, createBatcher, isDataError, preparedStatement } from "@steward/platform";
+import { ConcurrencyError, createBatcher, preparedStatement, togetherOrEachAlone } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import { RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
@@ -67,12 +67,6 @@ interface RunAnswerRow extends AnswerRow {
 
 type Settled = PromiseSettledResult<AppendRunEventsResult>;
 
-const settle = (p: Promise<AppendRunEventsResult>): Promise<Settled> =>
-  p.then(
-    (value) => ({ status: "fulfilled", value }),
-    (reason: unknown) => ({ status: "rejected", reason }),
-  );
-
 /**
  * What only the single append carries (commands, an idempotency record), or two appends of one run: PostgreSQL
  * cannot update one row twice in a statement, and the second must see the first's version anyway.
@@ -80,12 +74,6 @@ const settle = (p: Promise<AppendRunEventsResult>): Promise<Settled> =>
 function needsEachAlone(inputs: readonly AppendRunEventsInput[]): boolean {
   const runs = new Set(inputs.map((i) => i.runId));
   return runs.size < inputs.length || inputs.some((i) => (i.commands?.length ?? 0) > 0 || i.idempotencyKey || i.directCommands);
-}
-
-async function eachAlone(pool: Pool, inputs: readonly AppendRunEventsInput[]): Promise<Settled[]> {
-  const outcomes: Settled[] = [];
-  for (const input of inputs) outcomes.push(await settle(appendRunEvents(pool, input)));
-  return outcomes;
 }
 
 /** One statement for the appends of several runs: each run's outcome, a run whose stream moved a ConcurrencyError. */
@@ -132,16 +120,11 @@ export async function appendRuns(pool: Pool, inputs: readonly AppendRunEventsInp
     }
   });
   const fit = inputs.filter((_, i) => outcomes[i] === undefined);
-  let written: Settled[];
-  if (fit.length < 2 || needsEachAlone(fit)) written = await eachAlone(pool, fit);
-  else {
-    try {
-      written = await appendTogether(pool, fit);
-    } catch (err) {
-      if (!isDataError(err)) throw err;
-      written = await eachAlone(pool, fit);
-    }
-  }
+  const written = await togetherOrEachAlone(
+    fit,
+    (input) => appendRunEvents(pool, input),
+    fit.length < 2 || needsEachAlone(fit) ? undefined : (some) => appendTogether(pool, some),
+  );
   return outcomes.map((o) => o ?? written.shift()!);
 }
 

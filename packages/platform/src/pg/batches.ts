@@ -83,21 +83,21 @@ export function isDataError(err: unknown): boolean {
 }
 
 /**
- * Runs a batch with `together`, one statement answering each entry's own outcome. When PostgreSQL refuses the data
- * of the batch (one entry it cannot store), or when there is no `together` for this batch, each entry goes through
- * `alone`, so that one bad entry fails its own call and no other. Any other failure of `together` (the server
- * unreachable, the connection lost) fails the whole batch, as does a data error of a batch of one.
+ * Runs a batch of several entries with `together`, one statement answering each entry's own outcome. A batch of
+ * one, a batch with no `together`, and a batch whose data PostgreSQL refuses (one entry it cannot store) go
+ * through `alone`, entry by entry, so that one bad entry fails its own call and no other. Any other failure of
+ * `together` (the server unreachable, the connection lost) fails the whole batch.
  */
 export async function togetherOrEachAlone<In, Out>(
   items: readonly In[],
   alone: (item: In) => Promise<Out>,
   together?: (items: readonly In[]) => Promise<PromiseSettledResult<Out>[]>,
 ): Promise<PromiseSettledResult<Out>[]> {
-  if (together) {
+  if (together && items.length > 1) {
     try {
       return await together(items);
     } catch (err) {
-      if (items.length < 2 || !isDataError(err)) throw err;
+      if (!isDataError(err)) throw err;
     }
   }
   const outcomes: PromiseSettledResult<Out>[] = [];

@@ -123,7 +123,7 @@ export async function appendRuns(pool: Pool, inputs: readonly AppendRunEventsInp
   const written = await togetherOrEachAlone(
     fit,
     (input) => appendRunEvents(pool, input),
-    fit.length < 2 || needsEachAlone(fit) ? undefined : (some) => appendTogether(pool, some),
+    needsEachAlone(fit) ? undefined : (some) => appendTogether(pool, some),
   );
   return outcomes.map((o) => o ?? written.shift()!);
 }

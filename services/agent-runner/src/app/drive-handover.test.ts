@@ -81,6 +81,18 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
     return runId;
   }
 
+  /** The lease passes to runner-2 unseen here (it ran out before the heartbeat said so), and `type` lands at `version`. */
+  async function takenOverWith(runId: string, version: number, type: string, data: unknown): Promise<void> {
+    await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [runId]);
+    await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', $3, $4, $5)", [
+      randomUUID(),
+      runId,
+      version,
+      type,
+      JSON.stringify(data),
+    ]);
+  }
+
   const handlerWith = (shutdown?: AbortSignal) =>
     createRunRequestedHandler(
       { pool, toolExec, provider, tools: [counterTool], logger: createLogger("handover-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases, shutdown },
@@ -123,15 +135,8 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   it("a runner whose run was taken over while it asked the model stops at its next append instead of racing the new holder", async () => {
     const runId = await queuedRun();
     // While the model answers, the lease runs out unseen and runner-2 claims the run and records its own answer.
-    whenAsked = async (id) => {
-      await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [id]);
-      const stepOne = { step_no: 1, text: "from runner-2", tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" };
-      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 3, 'thought', $3)", [
-        randomUUID(),
-        id,
-        JSON.stringify(stepOne),
-      ]);
-    };
+    whenAsked = (id) =>
+      takenOverWith(id, 3, "thought", { step_no: 1, text: "from runner-2", tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" });
     const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
 
     await handlerWith()(d);
@@ -150,14 +155,7 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   it("a runner whose run was taken over while its tool ran still records the tool's result, then starts nothing more", async () => {
     const runId = await queuedRun();
     // While the tool runs, the lease runs out unseen, runner-2 claims the run, and its creator asks to cancel it.
-    whenInvoked = async (id) => {
-      await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [id]);
-      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 5, 'run.cancel_requested', $3)", [
-        randomUUID(),
-        id,
-        JSON.stringify({ requested_at: nowMicros() }),
-      ]);
-    };
+    whenInvoked = (id) => takenOverWith(id, 5, "run.cancel_requested", { requested_at: nowMicros() });
     const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
 
     await handlerWith()(d);
@@ -181,9 +179,8 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   it("a runner whose run was taken over while its tool ran asks the model nothing more once the new holder recorded the call", async () => {
     const runId = await queuedRun();
     // While the tool runs, the lease runs out unseen and runner-2 claims the run and records the call's result itself.
-    whenInvoked = async (id) => {
-      await pool.query("UPDATE runs SET lease_owner = 'runner-2' WHERE id = $1", [id]);
-      const result = {
+    whenInvoked = (id) =>
+      takenOverWith(id, 5, "tool_result", {
         step_no: 1,
         call_id: "call_1",
         tool_name: "test_counter",
@@ -192,13 +189,7 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
         result_code: "ok",
         result: { count: 1 },
         evidence: [],
-      };
-      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 5, 'tool_result', $3)", [
-        randomUUID(),
-        id,
-        JSON.stringify(result),
-      ]);
-    };
+      });
     const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
 
     await handlerWith()(d);

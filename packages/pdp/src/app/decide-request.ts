@@ -21,7 +21,7 @@ export interface DecisionQuery {
   readonly context: Readonly<Record<string, string>>;
 }
 
-/** A decision made and logged (the `decision` line), with the record it owes the decision log. */
+/** A decision made (and its `decision` line logged), with the record it owes the decision log. */
 export interface Evaluation {
   readonly decision: Decision;
   readonly policyVersion: number | null;
@@ -133,7 +133,9 @@ export function createDecisionHandler(deps: {
       latencyMs,
       ...(rememberedRoles ? { rememberedRoles } : {}),
     };
-    deps.logger.info(
+    // Every decision is in the decision log with its policies (the record); the line is for the operator: a refusal
+    // at info, a permit (one per route call and per tool call, most of them) at debug (docs/policy.md).
+    deps.logger[decision.permit ? "debug" : "info"](
       {
         tenant_id: query.tenantId,
         action: query.action,

@@ -100,7 +100,7 @@ export function createRunHandler(deps: {
     }
   }
 
-  async function replayed(cmd: CreateRunCommand, requestHash: string): Promise<RunSnapshot | null> {
+  async function replayed(cmd: CreateRunCommand, requestHash: string | null): Promise<RunSnapshot | null> {
     if (!cmd.idempotencyKey) return null;
     const found = await findByIdempotencyKey(deps.pool, { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId }, cmd.idempotencyKey);
     if (!found) return null;
@@ -116,7 +116,7 @@ export function createRunHandler(deps: {
     threadId: string,
     append: AppendRunEventsInput,
     createdAt: string,
-    requestHash: string,
+    requestHash: string | null,
     publishing: OwnPublishing,
   ): Promise<RunSnapshot> {
     const owner = { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId };
@@ -157,7 +157,8 @@ export function createRunHandler(deps: {
     checkRunContent(cmd.body);
     // An invocation is part of the request: the same key with another capability or arguments is refused.
     const hashed = cmd.invocation ? { body: cmd.body, invocation: cmd.invocation } : cmd.body;
-    const requestHash = createHash("sha256").update(canonicalJson(hashed)).digest("hex");
+    // Kept only to tell a retry from another request under the same key: no key, nothing to compare it with.
+    const requestHash = cmd.idempotencyKey ? createHash("sha256").update(canonicalJson(hashed)).digest("hex") : null;
     const runId = randomUUID();
     const createdAt = clock();
     const publishing = ownPublishing(deps.publisher?.(), runId);

@@ -39,9 +39,20 @@ export interface BucketSpec {
   readonly scope: string;
 }
 
+/** Keys hashed lately, so that a caller's keys are hashed once, not on each request; emptied when full. */
+const hashedKeys = new Map<string, string>();
+const HASHED_KEYS_MAX = 10_000;
+
 /** A counter's key: its scope and a hash of the identity, so that the shared table holds no identities. */
 function keyOf(scope: string, ...identity: string[]): string {
-  return `${scope}:${createHash("sha256").update(JSON.stringify(identity)).digest("base64url").slice(0, 22)}`;
+  const named = JSON.stringify([scope, ...identity]);
+  let key = hashedKeys.get(named);
+  if (key === undefined) {
+    key = `${scope}:${createHash("sha256").update(JSON.stringify(identity)).digest("base64url").slice(0, 22)}`;
+    if (hashedKeys.size >= HASHED_KEYS_MAX) hashedKeys.clear();
+    hashedKeys.set(named, key);
+  }
+  return key;
 }
 
 /** The address a client is counted by: IPv4 as is, IPv6 by its /64 (one host usually holds a whole /64). */

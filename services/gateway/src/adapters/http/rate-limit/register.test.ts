@@ -112,6 +112,16 @@ describe("bucketsOf and addressKeyOf", () => {
     expect(b[0].bucket).not.toBe(a[0].bucket);
   });
 
+  it("gives a caller the same keys on every request, before and after the remembered keys are emptied", () => {
+    const first = bucketsOf({ kind: "user", tenantId: "acme", userId: "alice@example.com" }, true, limits).map((x) => x.bucket);
+    expect(bucketsOf({ kind: "user", tenantId: "acme", userId: "alice@example.com" }, true, limits).map((x) => x.bucket)).toEqual(first);
+    // More callers than it remembers (10,000 keys): it empties, and hashes alike afterwards.
+    const addresses = Array.from({ length: 10_050 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    const keys = new Set(addresses.map((address) => bucketsOf({ kind: "address", address }, false, limits)[0].bucket));
+    expect(keys.size).toBe(addresses.length);
+    expect(bucketsOf({ kind: "user", tenantId: "acme", userId: "alice@example.com" }, true, limits).map((x) => x.bucket)).toEqual(first);
+  });
+
   it("counts an IPv6 client by its /64 and an IPv4-mapped address as IPv4", () => {
     expect(addressKeyOf("203.0.113.9")).toBe("203.0.113.9");
     expect(addressKeyOf("::ffff:203.0.113.9")).toBe("203.0.113.9");

@@ -12,8 +12,11 @@ const CONTEXT_BYTES = 24;
 let entropy = Buffer.alloc(0);
 let taken = 0;
 
-/** A new W3C trace context rooted here, from the pooled randomness. */
-function rootedHere(): string {
+/**
+ * A new W3C trace context rooted here, from the pooled randomness: a request's without one, and an MCP tool call's
+ * (which arrives inside a request of the session).
+ */
+export function newTraceparent(): string {
   if (taken + CONTEXT_BYTES > entropy.length) {
     entropy = randomFillSync(Buffer.allocUnsafe(ENTROPY_BYTES));
     taken = 0;
@@ -39,12 +42,7 @@ export function traceparentOf(request: FastifyRequest): string {
   const traceparent =
     typeof incoming === "string" && TRACEPARENT.test(incoming)
       ? incoming
-      : rootedHere();
+      : newTraceparent();
   traces.set(request, traceparent);
   return traceparent;
-}
-
-/** A new W3C trace context rooted here (an MCP tool call, which arrives inside a request of the session). */
-export function newTraceparent(): string {
-  return rootedHere();
 }

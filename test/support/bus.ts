@@ -1,5 +1,6 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, type MsgRequest, type StoredMsg } from "@nats-io/jetstream";
 import type { NatsConnection } from "@steward/platform";
+import { waitFor } from "./wait-for";
 
 export interface BusMessage {
   subject: string;
@@ -8,51 +9,32 @@ export interface BusMessage {
   json: any;
 }
 
-/** How many messages the stream holds on `subject`, as its leader counts them. */
-async function storedOn(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
-  const info = await jsm.streams.info(stream, { subjects_filter: subject });
-  return Object.values(info.state.subjects ?? {}).reduce((sum, n) => sum + n, 0);
-}
-
 /**
- * Reads every message stored on `subject` in `stream`, in stream order, through short-lived consumers of its
- * own (one replica, in memory). The count to reach is the stream leader's; a consumer placed on a replica
- * that is still catching up (a node just back from a kill) sees fewer, so the reader goes on from the last
- * sequence it got, with a new consumer when one stops delivering, until it has them all or `boundMs` passed.
- * What is still missing then is missing from the stream.
+ * Reads every message stored on `subject` in `stream`, in stream order, as the stream's leader holds them: one
+ * `STREAM.MSG.GET` with `next_by_subj` per message (nats-server 2.9 has it), each from the sequence after the one
+ * before. The leader answers from what is committed, so a replica still catching up (a node just back from a
+ * kill) cannot show a partial or shifted copy; a request that fails or goes unanswered while the stream elects a
+ * leader is asked again until `boundMs` passed, and then the read fails: it never returns a part as the whole.
  */
 export async function readSubject(nc: NatsConnection, stream: string, subject: string, max = 1000, boundMs = 20_000): Promise<BusMessage[]> {
   const jsm = await jetstreamManager(nc);
-  const wanted = Math.min(max, await storedOn(jsm, stream, subject));
-  const out: BusMessage[] = [];
   const deadline = Date.now() + boundMs;
-  while (out.length < wanted && Date.now() < deadline) {
-    const from = out.at(-1)?.seq;
-    const info = await jsm.consumers.add(stream, {
-      filter_subject: subject,
-      ack_policy: AckPolicy.None,
-      ...(from === undefined ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from + 1 }),
-      inactive_threshold: 30_000_000_000,
-      num_replicas: 1,
-      mem_storage: true,
+  const out: BusMessage[] = [];
+  while (out.length < max) {
+    const query = { seq: (out.at(-1)?.seq ?? 0) + 1, next_by_subj: subject } as unknown as MsgRequest;
+    const answer = await waitFor(async () => ({ m: await jsm.streams.getMessage(stream, query) }), {
+      timeoutMs: Math.max(0, deadline - Date.now()),
+      intervalMs: 250,
+      what: `the leader of ${stream} to answer for ${subject}`,
     });
-    try {
-      const consumer = await jetstream(nc).consumers.get(stream, info.name);
-      // A fetch may end with part of the batch (right after a leader change): fetch again while it delivers.
-      for (let got = -1; got !== 0 && out.length < wanted && Date.now() < deadline; ) {
-        got = 0;
-        const batch = await consumer.fetch({ max_messages: wanted - out.length, expires: 2000 });
-        for await (const m of batch) {
-          const headers: Record<string, string> = {};
-          for (const [k] of m.headers ?? []) headers[k] = m.headers!.get(k);
-          out.push({ subject: m.subject, seq: m.seq, headers, json: m.json() });
-          got += 1;
-          if (out.length >= wanted) break;
-        }
-      }
-    } finally {
-      await jsm.consumers.delete(stream, info.name).catch(() => undefined);
-    }
+    if (answer.m === null) break;
+    out.push(busMessage(answer.m));
   }
   return out;
+}
+
+function busMessage(m: StoredMsg): BusMessage {
+  const headers: Record<string, string> = {};
+  for (const [k] of m.header ?? []) headers[k] = m.header.get(k);
+  return { subject: m.subject, seq: m.seq, headers, json: m.json() };
 }

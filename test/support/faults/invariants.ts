@@ -128,10 +128,10 @@ export async function checkRunInvariants(input: InvariantInput): Promise<Invaria
       // The bus order as PostgreSQL versions (x: an id PostgreSQL does not have), from the first difference on.
       const versionOf = new Map(pgIds.map((e, i) => [e, i + 1]));
       const at = Math.max(0, pgIds.findIndex((e, i) => busIds[i] !== e));
-      const busOrder = busIds.slice(at, at + 6).map((e) => versionOf.get(e) ?? "x");
+      const busOrder = busIds.slice(at, at + 6).map((e, i) => `${versionOf.get(e) ?? "x"}@${onBus[at + i].seq}`);
       problems.add(
         "the same events, in the same order, on the event stream",
-        `${id}: ${pgIds.length} in PostgreSQL, ${busIds.length} on the bus; from position ${at + 1} the bus has versions ${busOrder.join(",")}`,
+        `${id}: ${pgIds.length} in PostgreSQL, ${busIds.length} on the bus; from position ${at + 1} the bus has versions (@stream sequence) ${busOrder.join(",")}`,
       );
     }
   }

@@ -8,6 +8,7 @@ import { publishLanes } from "./publish-lanes";
 import { runLanes, type ClaimedRow } from "./run-order";
 import { settleBatch, type RetriedRow } from "./settle-batch";
 import { settleCopies, type CopiesSettlement } from "./settle-copies";
+import { wakeAgain } from "./wake-again";
 import { RECORD_RETRIED, SETTLE_COPIES, claimCopies, claimPending, relayed, settleCopiesParams } from "./relay-statements";
 export { RELAYED_HEADER } from "./relay-statements";
 
@@ -36,6 +37,8 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
+/** A row's retry_at is PostgreSQL's clock; the relay wakes this much after it, so that the row is due by then. */
+const DUE_MARGIN_MS = 50;
 const LOCK = "hashtextextended('steward.outbox.relay', 0)";
 const BEGIN = "BEGIN; SET LOCAL idle_in_transaction_session_timeout = '15s'; ";
 const BEGIN_AND_WAIT = `${BEGIN}SELECT pg_advisory_xact_lock(${LOCK})`;
@@ -69,6 +72,9 @@ export function createOutboxRelay(
   let running: Promise<number> | null = null;
   let again = false;
   let stopped = false;
+  /** Only a started relay wakes itself (a relay drained by hand, in a test, does not). */
+  const retrying = wakeAgain(() => wake(), { maxMs: sweepMs });
+  let started = false;
 
   function reportRetried(rows: readonly RetriedRow[], copies: CopiesSettlement["retried"]): void {
     const unanswered = [...rows, ...copies].filter((row) => row.kind === "unanswered");
@@ -133,6 +139,10 @@ export function createOutboxRelay(
         }
         if (copiesSettled.runs.length > 0) await client.query(SETTLE_COPIES, settleCopiesParams(copiesSettled));
         copiesRetried = copiesSettled.retried;
+        // Rows due again soon (no stream answered for them, or a refusal's backoff) are tried when due, not at the
+        // sweep: a stream electing a leader after a restart holds its runs' messages back for a moment only.
+        const dueInMs = [...retried, ...copiesRetried].filter((r) => !r.setAside).map((r) => r.retryInMs);
+        if (started && dueInMs.length > 0) retrying.after(Math.min(...dueInMs) + DUE_MARGIN_MS);
         published = settled.published.length + tried.filter((t) => t.row.version !== undefined && !t.failure).length;
         if (settled.outage || copiesSettled.outage) outage = { error: tried.find((t) => busAway(t.failure))?.error };
       }
@@ -183,7 +193,16 @@ export function createOutboxRelay(
   }
 
   function wake(): void {
-    drain().catch((err) => deps.logger.warn({ err }, "outbox relay could not publish; will retry"));
+    drain().then(
+      () => retrying.succeeded(),
+      (err) => {
+        if (stopped) return;
+        // Tried again after a pause that grows while it keeps failing, up to the sweep's; said once per streak.
+        const streak = retrying.failed();
+        if (streak === 1) deps.logger.warn({ err }, "outbox relay could not publish; will retry");
+        else deps.logger.debug({ error_class: (err as Error)?.name, streak }, "outbox relay could not publish again");
+      },
+    );
   }
 
   async function sweep(): Promise<void> {
@@ -243,6 +262,7 @@ export function createOutboxRelay(
 
   return {
     async start() {
+      started = true;
       await listen();
       wakeOnReconnect();
       sweepTimer = setInterval(() => void sweep(), sweepMs);
@@ -251,6 +271,7 @@ export function createOutboxRelay(
     drain,
     async stop() {
       if (sweepTimer) clearInterval(sweepTimer);
+      retrying.stop();
       // Flush what is pending so that nothing waits for another relay's sweep; a failure leaves it for them.
       await running?.catch(() => undefined);
       await drain().catch(() => undefined);

@@ -1,0 +1,114 @@
+import { randomUUID } from "node:crypto";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { connectNats, createLogger, createPool, ensureStream, inTransaction, type NatsConnection, type Pool } from "@steward/platform";
+import { enqueueOutbox, type OutboxMessage } from "./enqueue";
+import { createOutboxRelay, type OutboxRelay } from "./relay";
+import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
+import { readSubject } from "../../../../test/support/bus";
+import { waitFor } from "../../../../test/support/wait-for";
+
+jest.setTimeout(60_000);
+
+const NANOS_PER_MS = 1_000_000;
+const logger = createLogger("relay-wake-test", "silent");
+/** Long enough that only a notification or the relay waking itself can publish anything during a test. */
+const NO_SWEEP = { sweepMs: 10 * 60 * 1000 };
+
+/**
+ * A started relay wakes itself, before its sweep, for what a notification will not bring again: a row due again
+ * (no stream answered for it) and a drain that failed while the connection stayed up (a publish timed out while a
+ * stream elected its leader). Each case has a database of its own, so no other relay takes its rows.
+ */
+describe("a started outbox relay waking itself (real PostgreSQL and JetStream)", () => {
+  let db: { url: string; drop(): Promise<void> };
+  let pool: Pool;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  const namespace = freshNamespace("rw");
+  const streams: string[] = [];
+  const relays: OutboxRelay[] = [];
+
+  beforeEach(async () => {
+    db = await freshDatabase("steward_store_relay_wake");
+    pool = createPool(db.url, { max: 4 });
+  });
+  afterEach(async () => {
+    for (const r of relays.splice(0)) await r.stop().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    await db.drop();
+  });
+  beforeAll(async () => {
+    nc = await connectNats(natsUrl, "steward-relay-wake-test");
+    jsm = await jetstreamManager(nc);
+  });
+  afterAll(async () => {
+    for (const stream of streams) await jsm.streams.delete(stream).catch(() => undefined);
+    await nc.close();
+  });
+
+  async function streamFor(label: string, subjects: string[]): Promise<string> {
+    const stream = `${namespace.toUpperCase()}_${label.toUpperCase()}`;
+    await ensureStream(jsm, { name: stream, subjects, duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS });
+    streams.push(stream);
+    return stream;
+  }
+
+  async function startedRelay(conn: NatsConnection, retryBaseMs: number): Promise<OutboxRelay> {
+    const r = createOutboxRelay({ pool, nc: conn, connectionString: db.url, logger }, { ...NO_SWEEP, retryBaseMs });
+    relays.push(r);
+    await r.start();
+    return r;
+  }
+
+  const message = (subject: string, runId?: string): OutboxMessage => ({ subject, msgId: randomUUID(), payload: { subject }, headers: {}, ...(runId ? { runId } : {}) });
+
+  async function rows(msgIds: readonly string[]) {
+    const { rows: found } = await pool.query<{ published: boolean; last_error: string | null }>(
+      "SELECT published_at IS NOT NULL AS published, last_error FROM outbox WHERE msg_id = ANY($1::text[]) ORDER BY id",
+      [msgIds],
+    );
+    return found;
+  }
+
+  it("given a run's row no stream answered for, when a stream takes its subject, then the relay publishes it and the row behind it when due, in order", async () => {
+    const prefix = `${namespace}.due`;
+    const stream = await streamFor("due", [`${prefix}.now.>`]);
+    await startedRelay(nc, 100);
+    const runId = randomUUID();
+    const run = [message(`${prefix}.later.1`, runId), message(`${prefix}.now.2`, runId)];
+    const ids = run.map((m) => m.msgId);
+    await inTransaction(pool, (client) => enqueueOutbox(client, run));
+    await waitFor(async () => ((await rows(ids))[0].last_error !== null ? true : undefined), { timeoutMs: 10_000, what: "the first row to be tried, unanswered" });
+
+    await jsm.streams.update(stream, { subjects: [`${prefix}.now.>`, `${prefix}.later.>`] });
+    await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "both rows published, no notification since" });
+    expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
+  });
+
+  it("given publishes that time out while the connection stays up, then the relay tries again after a short pause, every row in order", async () => {
+    const prefix = `${namespace}.timeout`;
+    const stream = await streamFor("timeout", [`${prefix}.>`]);
+    // The first three requests time out, as while a stream elects its leader; the connection never drops, so
+    // no reconnect wakes the relay.
+    let failing = 3;
+    const conn = new Proxy(nc, {
+      get(target, prop, receiver) {
+        if (prop !== "request") return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<NatsConnection["request"]>) => {
+          if (failing > 0) {
+            failing--;
+            return Promise.reject(Object.assign(new Error("timeout"), { name: "TimeoutError" }));
+          }
+          return target.request(...args);
+        };
+      },
+    });
+    await startedRelay(conn, 1000);
+    const sent = [message(`${prefix}.a`), message(`${prefix}.b`), message(`${prefix}.c`)];
+    const ids = sent.map((m) => m.msgId);
+    await inTransaction(pool, (client) => enqueueOutbox(client, sent));
+    await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "every row published after the timeouts" });
+    expect(failing).toBe(0);
+    expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
+  });
+});

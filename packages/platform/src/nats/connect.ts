@@ -10,6 +10,8 @@ export interface NatsConnectOptions {
   pass?: string;
   /** Where replies to this connection's requests arrive (its user may subscribe there only). Default `_INBOX`. */
   inboxPrefix?: string;
+  /** Longest a connection attempt may take, from dialling to the server's first answer, in ms. Default 2000. */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -32,6 +34,9 @@ export async function connectNats(url: string, name: string, options: NatsConnec
     tls: first.protocol === "tls:" ? {} : undefined,
     name,
     waitOnFirstConnect: true,
+    // A node on its way back from a restart may take the dial and say nothing: the client's default (20 s) kept a
+    // gateway off the bus for 21 s after every node of a cluster restarted; the next node is tried instead.
+    timeout: options.connectTimeoutMs ?? 2000,
     maxReconnectAttempts: -1,
     reconnectDelayHandler: () => {
       attempt += 1;

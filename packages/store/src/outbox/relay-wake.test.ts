@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { connectNats, createLogger, createPool, ensureStream, inTransaction, type NatsConnection, type Pool } from "@steward/platform";
 import { enqueueOutbox, type OutboxMessage } from "./enqueue";
-import { createOutboxRelay, type OutboxRelay } from "./relay";
+import { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./relay";
+import { startTcpProxy } from "../../../../test/support/faults/tcp-proxy";
 import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
 import { readSubject } from "../../../../test/support/bus";
 import { waitFor } from "../../../../test/support/wait-for";
@@ -53,8 +54,8 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
     return stream;
   }
 
-  async function startedRelay(conn: NatsConnection, retryBaseMs: number): Promise<OutboxRelay> {
-    const r = createOutboxRelay({ pool, nc: conn, connectionString: db.url, logger }, { ...NO_SWEEP, retryBaseMs });
+  async function startedRelay(conn: NatsConnection, retryBaseMs: number, more: OutboxRelayOptions = {}): Promise<OutboxRelay> {
+    const r = createOutboxRelay({ pool, nc: conn, connectionString: db.url, logger }, { ...NO_SWEEP, retryBaseMs, ...more });
     relays.push(r);
     await r.start();
     return r;
@@ -110,5 +111,42 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
     await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "every row published after the timeouts" });
     expect(failing).toBe(0);
     expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
+  });
+
+  it("given a started relay whose connection is down, then it takes no turn, and a relay that can publish publishes meanwhile", async () => {
+    const prefix = `${namespace}.away`;
+    const stream = await streamFor("away", [`${prefix}.>`]);
+    const proxy = await startTcpProxy({ port: Number(new URL(natsUrl).port || 4222) });
+    const viaProxy = await connectNats(`nats://127.0.0.1:${proxy.port}`, "steward-relay-wake-away");
+    try {
+      // The relay for every subject (as the gateway's) on the proxied connection; one for the rows' subjects only
+      // (as a runner's, which leaves the turn to a relay publishing now) on a connection that stays up.
+      const away = await startedRelay(viaProxy, 1000);
+      await startedRelay(nc, 1000, { subjectPrefixes: [`${prefix}.runner.`] });
+      const lost = (async () => {
+        for await (const s of viaProxy.status()) if (s.type === "disconnect") return true;
+        return false;
+      })();
+      proxy.cut("blackhole");
+      expect(await lost).toBe(true);
+
+      // Only the relay that lost its connection may publish this one; the rows behind are the other relay's too.
+      const gatewayOnly = message(`${prefix}.gateway.1`);
+      await inTransaction(pool, (client) => enqueueOutbox(client, [gatewayOnly]));
+      await expect(away.drain()).rejects.toMatchObject({ name: "BusAwayError" });
+      const theirs = [message(`${prefix}.runner.1`), message(`${prefix}.runner.2`)];
+      await inTransaction(pool, (client) => enqueueOutbox(client, theirs));
+      const ids = theirs.map((m) => m.msgId);
+      await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "the other relay to publish its rows" });
+      expect((await rows([gatewayOnly.msgId]))[0].published).toBe(false);
+
+      // Back: the relay publishes what waited for it, woken by the reconnect.
+      proxy.restore();
+      await waitFor(async () => ((await rows([gatewayOnly.msgId]))[0].published ? true : undefined), { timeoutMs: 20_000, what: "the row only it may publish, once NATS is back" });
+      expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual([...ids, gatewayOnly.msgId]);
+    } finally {
+      await viaProxy.close().catch(() => undefined);
+      await proxy.close();
+    }
   });
 });

@@ -37,6 +37,14 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
+/** A relay whose NATS connection is down takes no turn: it would hold it while its publishes wait to time out. */
+export class BusAwayError extends Error {
+  constructor() {
+    super("NATS is not connected");
+    this.name = "BusAwayError";
+  }
+}
+
 /** A row's retry_at is PostgreSQL's clock; the relay wakes this much after it, so that the row is due by then. */
 const DUE_MARGIN_MS = 50;
 const LOCK = "hashtextextended('steward.outbox.relay', 0)";
@@ -75,6 +83,8 @@ export function createOutboxRelay(
   /** Only a started relay wakes itself (a relay drained by hand, in a test, does not). */
   const retrying = wakeAgain(() => wake(), { maxMs: sweepMs });
   let started = false;
+  /** The connection's state, followed once started. */
+  let busUp = true;
 
   function reportRetried(rows: readonly RetriedRow[], copies: CopiesSettlement["retried"]): void {
     const unanswered = [...rows, ...copies].filter((row) => row.kind === "unanswered");
@@ -96,6 +106,9 @@ export function createOutboxRelay(
 
   /** One batch: `full` when a claim came back full (more may be pending), `published` messages went onto the stream. */
   async function publishBatch(): Promise<{ full: boolean; published: number }> {
+    // Without its connection a relay would hold the turn while its publishes wait to time out, and the relays that
+    // can publish would wait behind it (a runner's leaves the turn to the one publishing). NATS back wakes it.
+    if (!busUp) throw new BusAwayError();
     const client = await deps.pool.connect();
     let failure: unknown;
     let outage: { error: unknown } | null = null;
@@ -250,12 +263,16 @@ export function createOutboxRelay(
     wake(); // anything written while nobody listened
   }
 
-  /** NATS came back: whatever could not be published meanwhile goes now, not at the next sweep. */
-  function wakeOnReconnect(): void {
+  /** NATS lost: the relay takes no turn. NATS back: whatever could not be published meanwhile goes now, not at the next sweep. */
+  function followBus(): void {
     void (async () => {
       for await (const s of deps.nc.status()) {
         if (stopped) return;
-        if (s.type === "reconnect") wake();
+        if (s.type === "disconnect") busUp = false;
+        else if (s.type === "reconnect") {
+          busUp = true;
+          wake();
+        }
       }
     })().catch(() => undefined);
   }
@@ -264,7 +281,7 @@ export function createOutboxRelay(
     async start() {
       started = true;
       await listen();
-      wakeOnReconnect();
+      followBus();
       sweepTimer = setInterval(() => void sweep(), sweepMs);
       sweepTimer.unref();
     },

@@ -151,8 +151,8 @@ export async function runContainerFault(
     runIds: ids,
     toolSteps: t.toolSteps,
     delayMs,
-    // After a restart of the whole cluster the relays catch up once every stream has a leader again: 20–40 s
-    // on this machine. A bound, not a target: the report gives the time.
+    // After a restart of the whole cluster the relays catch up once every stream has a leader again: up to a few
+    // seconds here (docs/operations.md). A bound, not a target: the report gives the time.
     busTimeoutMs: allDone ? 90_000 : 2_000,
   }).finally(() => nc.close().catch(() => undefined));
   violations.push(...checked.violations);

@@ -21,14 +21,16 @@ export async function readSubject(nc: NatsConnection, stream: string, subject: s
   const deadline = Date.now() + boundMs;
   const out: BusMessage[] = [];
   while (out.length < max) {
+    // The leader's STREAM.MSG.GET takes next_by_subj; the client's type for it (MsgRequest) does not name it.
     const query = { seq: (out.at(-1)?.seq ?? 0) + 1, next_by_subj: subject } as unknown as MsgRequest;
-    const answer = await waitFor(async () => ({ m: await jsm.streams.getMessage(stream, query) }), {
+    // null (nothing more on the subject) is an answer; only a failure is asked again.
+    const m = await waitFor(() => jsm.streams.getMessage(stream, query), {
       timeoutMs: Math.max(0, deadline - Date.now()),
       intervalMs: 250,
       what: `the leader of ${stream} to answer for ${subject}`,
     });
-    if (answer.m === null) break;
-    out.push(busMessage(answer.m));
+    if (m === null) break;
+    out.push(busMessage(m));
   }
   return out;
 }

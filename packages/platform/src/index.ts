@@ -38,7 +38,7 @@ export { createReadiness, up, down, type Readiness, type ReadinessReport, type C
 export { serveHealth, type HealthServer, type HealthServeOptions } from "./health/serve";
 export { postgresCheck, linkCheck, channelCheck } from "./health/checks";
 export { answerStatusPings, type InstanceStatus } from "./health/status-responder";
-export { retryUntilUp, type RetryOptions } from "./retry";
+export { cappedBackoffMs, retryUntilUp, type RetryOptions } from "./retry";
 export { metricCatalog, otherLabelValue, noCode, type MetricDef, type MetricName, type LabelValues } from "./metrics/catalog";
 export { createLabelBounds, checkLabelNames, maxDistinctValues, MetricDefinitionError, type LabelSet } from "./metrics/labels";
 export {

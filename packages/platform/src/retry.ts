@@ -12,6 +12,11 @@ export interface RetryOptions {
   signal?: AbortSignal;
 }
 
+/** The wait after the `n`-th failure in a row (from 1): `initialMs`, doubling each time, never above `maxMs`. */
+export function cappedBackoffMs(n: number, initialMs: number, maxMs: number): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.min(n - 1, 16));
+}
+
 /**
  * Calls `attempt` until it succeeds, waiting a capped, growing delay between tries and saying what it waits
  * for (once at warn, then every tenth try). For start-up: a dependency that is not up yet is waited for,
@@ -27,7 +32,7 @@ export async function retryUntilUp<T>(attempt: () => Promise<T>, options: RetryO
       return value;
     } catch (err) {
       if (options.signal?.aborted) throw err;
-      const delay = Math.min(max, initial * 2 ** Math.min(n - 1, 16));
+      const delay = cappedBackoffMs(n, initial, max);
       if (n === 1 || n % 10 === 0) {
         options.logger.warn({ attempt: n, retry_in_ms: delay, error_class: (err as Error)?.name, code: (err as { code?: unknown })?.code }, `waiting for ${options.what}`);
       }

@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   // Event copies only: commands (a re-drive's included) are the gateway's to publish (its NATS user may, this one
   // may not), so they wait in the outbox for its relay.
   const relay = createOutboxRelay(
-    { pool, nc, connectionString: config.DATABASE_URL, logger },
+    { pool, nc, connectionString: config.DATABASE_URL, logger, link },
     { subjectPrefixes: [names.allEvents.replace(/>$/, "")] },
   );
   await relay.start();

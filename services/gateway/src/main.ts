@@ -196,7 +196,7 @@ async function main(): Promise<void> {
   nats.done();
   link.onReconnect(() => void provision().catch((err) => logger.warn({ error_class: (err as Error)?.name }, "re-provisioning failed")));
   feed.attach(conn);
-  const relay = createOutboxRelay({ pool, nc: conn, connectionString: config.DATABASE_URL, logger });
+  const relay = createOutboxRelay({ pool, nc: conn, connectionString: config.DATABASE_URL, logger, link });
   await relay.start();
   stopRelay = async () => {
     publisher = undefined;

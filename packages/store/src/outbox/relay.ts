@@ -1,7 +1,7 @@
 import pg from "pg";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { isQueryTimeout, releaseClient, type Logger } from "@steward/platform";
+import { isQueryTimeout, releaseClient, watchNatsLink, type Logger, type NatsLink } from "@steward/platform";
 import { publishTraced } from "./publish-span";
 import { busAway, classifyPublishError } from "./publish-failure";
 import { publishLanes } from "./publish-lanes";
@@ -64,7 +64,8 @@ const BEGIN_OR_SKIP = `${BEGIN}SELECT pg_try_advisory_xact_lock(${LOCK}) AS got`
  * again for as long as it takes. The bus being away ends the batch: everything waits, in order, uncounted.
  */
 export function createOutboxRelay(
-  deps: { pool: pg.Pool; nc: NatsConnection; connectionString: string; logger: Logger },
+  /** `link`: the service's own (watchNatsLink); without one, the relay watches the connection itself once started. */
+  deps: { pool: pg.Pool; nc: NatsConnection; connectionString: string; logger: Logger; link?: NatsLink },
   options: OutboxRelayOptions = {},
 ): OutboxRelay {
   const batchSize = options.batchSize ?? 256;
@@ -83,8 +84,8 @@ export function createOutboxRelay(
   /** Only a started relay wakes itself (a relay drained by hand, in a test, does not). */
   const retrying = wakeAgain(() => wake(), { maxMs: sweepMs });
   let started = false;
-  /** The connection's state, followed once started. */
-  let busUp = true;
+  /** The connection's state and its comebacks, once started. */
+  let link: NatsLink | null = null;
 
   function reportRetried(rows: readonly RetriedRow[], copies: CopiesSettlement["retried"]): void {
     const unanswered = [...rows, ...copies].filter((row) => row.kind === "unanswered");
@@ -108,7 +109,7 @@ export function createOutboxRelay(
   async function publishBatch(): Promise<{ full: boolean; published: number }> {
     // Without its connection a relay would hold the turn while its publishes wait to time out, and the relays that
     // can publish would wait behind it (a runner's leaves the turn to the one publishing). NATS back wakes it.
-    if (!busUp) throw new BusAwayError();
+    if (link && !link.connected()) throw new BusAwayError();
     const client = await deps.pool.connect();
     let failure: unknown;
     let outage: { error: unknown } | null = null;
@@ -263,25 +264,16 @@ export function createOutboxRelay(
     wake(); // anything written while nobody listened
   }
 
-  /** NATS lost: the relay takes no turn. NATS back: whatever could not be published meanwhile goes now, not at the next sweep. */
-  function followBus(): void {
-    void (async () => {
-      for await (const s of deps.nc.status()) {
-        if (stopped) return;
-        if (s.type === "disconnect") busUp = false;
-        else if (s.type === "reconnect") {
-          busUp = true;
-          wake();
-        }
-      }
-    })().catch(() => undefined);
-  }
 
   return {
     async start() {
       started = true;
       await listen();
-      followBus();
+      // NATS lost: the relay takes no turn (publishBatch). NATS back: whatever waited goes now, not at the next sweep.
+      link = deps.link ?? watchNatsLink(deps.nc, deps.logger);
+      link.onReconnect(() => {
+        if (!stopped) wake();
+      });
       sweepTimer = setInterval(() => void sweep(), sweepMs);
       sweepTimer.unref();
     },

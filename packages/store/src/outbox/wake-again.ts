@@ -1,3 +1,5 @@
+import { cappedBackoffMs } from "@steward/platform";
+
 /**
  * When a relay wakes again without a notification: a row due again soon (one no stream answered for, one NATS
  * refused), or after a drain that failed (the bus or PostgreSQL not answering), rather than at its next sweep.
@@ -36,8 +38,8 @@ export function wakeAgain(wake: () => void, options: { readonly firstMs?: number
   return {
     after,
     failed() {
-      after(Math.min(options.maxMs, firstMs * 2 ** Math.min(streak, 16)));
-      return ++streak;
+      after(cappedBackoffMs(++streak, firstMs, options.maxMs));
+      return streak;
     },
     succeeded() {
       streak = 0;

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 /**
  * A scripted OpenAI-compatible chat-completions endpoint that answers at once. The run's input carries its
  * script as tags: `[iters:N]` tool iterations (default 10), then a final text; `[hold:MS]` holds every
- * answer that long (to keep runs in flight). Iteration k calls `test_counter` (a real tool with a PostgreSQL side effect) with `{"key":"k<k>"}`;
+ * answer that long (to keep runs in flight). Iteration k calls `test_counter` (a real tool with a PostgreSQL side effect) with `{"key":"k<k>"}`,
+ * or the tool `[tool:NAME]` names (`test_lookup`: a read that keeps its result) with the same arguments;
  * the step is known from the tool results the request carries, so the script keeps no state. A request with
  * `stream: true` gets the answer as chat.completion.chunk server-sent events (all written at once).
  */
@@ -43,7 +44,8 @@ export async function startFakeModel(): Promise<FakeModel> {
       const holdMs = tag(input, "hold", 0);
       const step = body.messages.filter((m) => m.role === "tool").length + 1;
       const offered = body.tools?.map((t) => t.function.name) ?? [];
-      const toolName = offered.includes("test_counter") ? "test_counter" : (offered[0] ?? "test_counter");
+      const wanted = /\[tool:([a-z_]+)\]/.exec(input)?.[1] ?? "test_counter";
+      const toolName = offered.includes(wanted) ? wanted : (offered[0] ?? wanted);
       const message =
         step <= iterations
           ? {
@@ -100,7 +102,7 @@ export async function startFakeModel(): Promise<FakeModel> {
   };
 }
 
-/** The input of a scripted run: `iterations` tool calls, then a final text; every answer held `holdMs`. */
-export function runInput(iterations: number, holdMs = 0): string {
-  return `Count for me [iters:${iterations}]${holdMs ? ` [hold:${holdMs}]` : ""}`;
+/** The input of a scripted run: `iterations` tool calls (of `tool`, else test_counter), then a final text; every answer held `holdMs`. */
+export function runInput(iterations: number, holdMs = 0, tool?: string): string {
+  return `Count for me [iters:${iterations}]${holdMs ? ` [hold:${holdMs}]` : ""}${tool ? ` [tool:${tool}]` : ""}`;
 }

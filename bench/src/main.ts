@@ -151,12 +151,18 @@ async function main(): Promise<void> {
       await onPlatform("steward", async (b) => {
         say(`  ${options.serialRuns} runs of ${ITERATIONS} iterations, one at a time`);
         const serial = await measureSerial(b, options.serialRuns);
-        results.steward = { serial, throughput };
+        say(`  ${options.serialRuns} runs of ${ITERATIONS} reads (test_lookup), one at a time`);
+        const serialRead = await measureSerial(b, options.serialRuns, 2, "test_lookup");
+        results.steward = { serial, serialRead, throughput };
         for (const c of [1, 8]) {
           say(`  throughput at ${c} concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
           throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs });
           if (throughput[c].stalled) throw new Error(`${throughput[c].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at ${c} concurrent: stalled`);
         }
+        say(`  throughput of reads (test_lookup) at 8 concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
+        const reads = await measureThroughput(b, 8, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs, tool: "test_lookup" });
+        if (reads.stalled) throw new Error(`${reads.stalled} read run(s) did not end within ${options.runTimeoutMs / 1000} s: stalled`);
+        results.steward!.readThroughput = reads;
       });
     }
     if (wants(options, "path")) results.path = await onPlatform("path", (b) => measurePath(b, options.pathSamples));

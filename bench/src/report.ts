@@ -13,7 +13,7 @@ import type { TakeoverResult } from "./takeover/takeover";
 
 export interface Results {
   floors?: { pg: PgFloor; nats: NatsFloor; grpc: GrpcFloor; stepFloorMs: number };
-  steward?: { serial: SerialResult; throughput: Record<number, ThroughputResult> };
+  steward?: { serial: SerialResult; serialRead?: SerialResult; throughput: Record<number, ThroughputResult>; readThroughput?: ThroughputResult };
   path?: PathResult;
   memory?: MemoryResult;
   replay?: ReplayResult;
@@ -109,6 +109,21 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     });
     rows.push({ section: "steward", measure: "  tool_result → next answer (commit, model over HTTP, insert), p50", value: ms(bd.resultToAnswer.p50) });
     rows.push({ section: "steward", measure: "whole run ÷ 10 (POST → run.succeeded on the bus)", value: ms(s.serial.wallPerIteration.p50) });
+    const rd = s.serialRead;
+    if (rd) {
+      rows.push({
+        section: "steward",
+        measure: "time per iteration of a read (test_lookup, its result kept), median (1 run at a time)",
+        value: `${ms(rd.iteration.p50)} (p99 ${ms(rd.iteration.p99)})`,
+        against: f ? `step floor ${ms(f.stepFloorMs)}` : undefined,
+        ratio: f ? ratio(rd.iteration.p50 / f.stepFloorMs) : undefined,
+      });
+      rows.push({
+        section: "steward",
+        measure: "  read: tool_call → tool_result, p50; tool-exec awaits the PDP, p50",
+        value: `${ms(rd.breakdown.toolCallToResult.p50)}; ${ms(rd.breakdown.toolExecAwaitsPdp.p50)}`,
+      });
+    }
     rows.push({ section: "steward", measure: "outbox relay lag: event recorded → on the bus, p50 / p99", value: `${ms(s.serial.relayLag.p50)} / ${ms(s.serial.relayLag.p99)}` });
     for (const [c, t] of Object.entries(s.throughput)) {
       const lg = Number(c) === lgAsync?.concurrency ? lgAsync : undefined;
@@ -130,6 +145,16 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
         const held = (t.stallEvidence ?? []).filter((e) => e.state !== "idle").map((e) => `${e.application_name || "?"} ${e.state}×${e.n}`).join(", ");
         rows.push({ section: "steward", measure: `STALLED at ${c} concurrent: runs not ended within the run timeout`, value: `${t.stalled}; DB sessions then: ${held}` });
       }
+    }
+    const rt = s.readThroughput;
+    if (rt) {
+      rows.push({
+        section: "steward",
+        measure: `throughput of reads (test_lookup), 8 concurrent runs (iteration p50 ${ms(rt.iteration.p50)})`,
+        value: num(rt.iterationsPerSecond.median, "it/s") + spread(rt.iterationsPerSecond, ""),
+      });
+      rows.push({ section: "steward", measure: "  reads: CPU per iteration at 8 concurrent, by process", value: cpuLine(rt.cpuPerIteration) });
+      rows.push({ section: "steward", measure: "  reads: PostgreSQL work per iteration at 8 concurrent", value: pgLine(rt.pgPerIteration) });
     }
   }
   for (const lg of [lgAsync, lgSync]) {

@@ -23,9 +23,9 @@ export function processIds(bench: StewardBench): Record<string, number> {
 }
 
 /** Creates a scripted run through the gateway; resolves with its id and when the POST was sent (wall ms). */
-export async function createRun(bench: StewardBench, iterations: number, holdMs = 0): Promise<{ id: string; postedAt: number; answeredAt: number }> {
+export async function createRun(bench: StewardBench, iterations: number, holdMs = 0, tool?: string): Promise<{ id: string; postedAt: number; answeredAt: number }> {
   const postedAt = performance.timeOrigin + performance.now();
-  const res = await bench.client.post("/v1/agents/runs", { input: runInput(iterations, holdMs) }, bench.token);
+  const res = await bench.client.post("/v1/agents/runs", { input: runInput(iterations, holdMs, tool) }, bench.token);
   const answeredAt = performance.timeOrigin + performance.now();
   if (res.status !== 201) throw new Error(`POST /v1/agents/runs answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
   return { id: res.body.id as string, postedAt, answeredAt };
@@ -37,8 +37,9 @@ export async function runToEnd(
   iterations: number,
   holdMs = 0,
   timeoutMs = 120_000,
+  tool?: string,
 ): Promise<{ id: string; postedAt: number; endedAt: number }> {
-  const run = await createRun(bench, iterations, holdMs);
+  const run = await createRun(bench, iterations, holdMs, tool);
   const end = await bench.watcher.ended(run.id, timeoutMs);
   if (end.type !== "run.succeeded") throw new Error(`run ${run.id} ended ${end.type}`);
   return { id: run.id, postedAt: run.postedAt, endedAt: end.at };

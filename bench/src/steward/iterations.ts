@@ -131,19 +131,34 @@ export async function checkRealTools(bench: StewardBench, runIds: string[], iter
   }
 }
 
+/** Checks that every iteration of the runs really read: each tool_result is `ok`, and tool-exec kept each call's result. */
+export async function checkReads(bench: StewardBench, runIds: string[], iterations: number): Promise<void> {
+  const { rows } = await bench.pool.query<{ ok: number; kept: number }>(
+    `SELECT (SELECT count(*) FROM events WHERE stream_id = ANY($1::uuid[]) AND type = 'tool_result' AND data->>'result_code' = 'ok')::int AS ok,
+            (SELECT count(*) FROM tool_results WHERE run_id = ANY($1::uuid[]))::int AS kept`,
+    [runIds],
+  );
+  const want = runIds.length * iterations;
+  if (rows[0].ok !== want || rows[0].kept !== want) throw new Error(`expected ${want} reads, each ok and kept; found ${JSON.stringify(rows[0])}`);
+}
+
+/** The tool the runs call: `test_counter` (a write, the default) or `test_lookup` (a read that keeps its result). */
+export type SerialTool = "test_counter" | "test_lookup";
+
 /** Runs of 10 iterations one at a time (after `warmup` unmeasured ones). */
-export async function measureSerial(bench: StewardBench, runs: number, warmup = 2): Promise<SerialResult> {
-  for (let i = 0; i < warmup; i++) await runToEnd(bench, ITERATIONS);
+export async function measureSerial(bench: StewardBench, runs: number, warmup = 2, tool: SerialTool = "test_counter"): Promise<SerialResult> {
+  for (let i = 0; i < warmup; i++) await runToEnd(bench, ITERATIONS, 0, undefined, tool);
   const ids: string[] = [];
   const wall: number[] = [];
   const ended = new Map<string, number>();
   for (let i = 0; i < runs; i++) {
-    const r = await runToEnd(bench, ITERATIONS);
+    const r = await runToEnd(bench, ITERATIONS, 0, undefined, tool);
     ids.push(r.id);
     ended.set(r.id, r.endedAt);
     wall.push((r.endedAt - r.postedAt) / ITERATIONS);
   }
-  await checkRealTools(bench, ids, ITERATIONS);
+  if (tool === "test_counter") await checkRealTools(bench, ids, ITERATIONS);
+  else await checkReads(bench, ids, ITERATIONS);
   return {
     iteration: summarize(await iterationIntervals(bench, ids)),
     wallPerIteration: summarize(wall),
@@ -178,8 +193,9 @@ export interface ThroughputResult {
 export async function measureThroughput(
   bench: StewardBench,
   concurrency: number,
-  options: { windowMs: number; repeats: number; runTimeoutMs: number },
+  options: { windowMs: number; repeats: number; runTimeoutMs: number; tool?: SerialTool },
 ): Promise<ThroughputResult> {
+  const tool = options.tool ?? "test_counter";
   let stalled = 0;
   let stallEvidence: ThroughputResult["stallEvidence"];
   const rates: number[] = [];
@@ -188,7 +204,7 @@ export async function measureThroughput(
   const one = async (counted: boolean) => {
     if (stalled) return;
     try {
-      const run = await runToEnd(bench, ITERATIONS, 0, options.runTimeoutMs);
+      const run = await runToEnd(bench, ITERATIONS, 0, options.runTimeoutMs, tool);
       if (counted) ids.push(run.id);
       return true;
     } catch (err) {
@@ -221,7 +237,8 @@ export async function measureThroughput(
   }
   const cpu = meter.stop();
   const pg = await pgMeter.stop();
-  if (ids.length) await checkRealTools(bench, ids, ITERATIONS);
+  if (ids.length && tool === "test_counter") await checkRealTools(bench, ids, ITERATIONS);
+  else if (ids.length) await checkReads(bench, ids, ITERATIONS);
   return {
     cpuPerIteration: perUnit(cpu, ids.length * ITERATIONS),
     pgPerIteration: perUnitActivity(pg, ids.length * ITERATIONS),

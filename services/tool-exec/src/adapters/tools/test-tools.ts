@@ -40,8 +40,9 @@ const counterShape = { input: CounterInput, normalise: (i: Counter) => ({ key: i
 
 /**
  * Tools that exist only when STEWARD_ENV=test, for the suites that prove the run contract: ones with a side
- * effect the tests can count, one that always fails, one whose denial must end the run, an exploration
- * tool, a pair that exercises the agent-state matrix, and one that reports the decisions logged before it ran.
+ * effect the tests can count, a read whose result is kept (the bench's read iterations), one that always fails,
+ * one whose denial must end the run, an exploration tool, a pair that exercises the agent-state matrix, and one
+ * that reports the decisions logged before it ran.
  */
 export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
   // first_at / last_at (the server's clock, as the policy decision log's decided_at) let the fault suite
@@ -76,6 +77,15 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
         return { result: { key: input.key, count: await countExecution(ctx, input.key) } };
       },
       { ...counterShape, safety: "write", idempotent: true },
+    ),
+    testTool<Counter>(
+      "test_lookup",
+      "reads how many times test_counter ran for (run, key), changing nothing; its result is kept by tool-exec.",
+      async (ctx, input) => {
+        const { rows } = await pool.query<{ count: number }>("SELECT count FROM test_side_effects WHERE run_id = $1 AND key = $2", [ctx.runId, input.key]);
+        return { result: { key: input.key, count: rows[0]?.count ?? 0 } };
+      },
+      { ...counterShape, idempotent: true },
     ),
     testTool<Counter>(
       "test_write",

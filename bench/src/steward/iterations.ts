@@ -143,10 +143,16 @@ export async function checkReads(bench: StewardBench, runIds: string[], iteratio
 }
 
 /** The tool the runs call: `test_counter` (a write, the default) or `test_lookup` (a read that keeps its result). */
-export type SerialTool = "test_counter" | "test_lookup";
+export type BenchTool = "test_counter" | "test_lookup";
+
+/** What proves, per tool, that each iteration of the runs really called it. */
+const checkRuns: Record<BenchTool, (bench: StewardBench, runIds: string[], iterations: number) => Promise<void>> = {
+  test_counter: checkRealTools,
+  test_lookup: checkReads,
+};
 
 /** Runs of 10 iterations one at a time (after `warmup` unmeasured ones). */
-export async function measureSerial(bench: StewardBench, runs: number, warmup = 2, tool: SerialTool = "test_counter"): Promise<SerialResult> {
+export async function measureSerial(bench: StewardBench, runs: number, warmup = 2, tool: BenchTool = "test_counter"): Promise<SerialResult> {
   for (let i = 0; i < warmup; i++) await runToEnd(bench, ITERATIONS, 0, undefined, tool);
   const ids: string[] = [];
   const wall: number[] = [];
@@ -157,8 +163,7 @@ export async function measureSerial(bench: StewardBench, runs: number, warmup = 
     ended.set(r.id, r.endedAt);
     wall.push((r.endedAt - r.postedAt) / ITERATIONS);
   }
-  if (tool === "test_counter") await checkRealTools(bench, ids, ITERATIONS);
-  else await checkReads(bench, ids, ITERATIONS);
+  await checkRuns[tool](bench, ids, ITERATIONS);
   return {
     iteration: summarize(await iterationIntervals(bench, ids)),
     wallPerIteration: summarize(wall),
@@ -193,7 +198,7 @@ export interface ThroughputResult {
 export async function measureThroughput(
   bench: StewardBench,
   concurrency: number,
-  options: { windowMs: number; repeats: number; runTimeoutMs: number; tool?: SerialTool },
+  options: { windowMs: number; repeats: number; runTimeoutMs: number; tool?: BenchTool },
 ): Promise<ThroughputResult> {
   const tool = options.tool ?? "test_counter";
   let stalled = 0;
@@ -237,8 +242,7 @@ export async function measureThroughput(
   }
   const cpu = meter.stop();
   const pg = await pgMeter.stop();
-  if (ids.length && tool === "test_counter") await checkRealTools(bench, ids, ITERATIONS);
-  else if (ids.length) await checkReads(bench, ids, ITERATIONS);
+  if (ids.length) await checkRuns[tool](bench, ids, ITERATIONS);
   return {
     cpuPerIteration: perUnit(cpu, ids.length * ITERATIONS),
     pgPerIteration: perUnitActivity(pg, ids.length * ITERATIONS),

@@ -113,6 +113,33 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
     expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
   });
 
+  it("given a relay that loses NATS while it claims, then the claim is undone: nothing is published or counted, and the rows go once NATS is back", async () => {
+    const prefix = `${namespace}.claim`;
+    const stream = await streamFor("claim", [`${prefix}.>`]);
+    // The link answers up at the turn's start and down from the look after the claim on, as when the connection
+    // drops while the relay waits for its turn.
+    let looks = 0;
+    let back = false;
+    const link = { connected: () => back || looks++ === 0, onReconnect: () => undefined };
+    const r = createOutboxRelay({ pool, nc, connectionString: db.url, logger, link }, NO_SWEEP);
+    relays.push(r);
+    const sent = [message(`${prefix}.a`), message(`${prefix}.b`)];
+    const ids = sent.map((m) => m.msgId);
+    await inTransaction(pool, (client) => enqueueOutbox(client, sent));
+    await expect(r.drain()).rejects.toMatchObject({ name: "BusAwayError" });
+    expect(looks).toBe(2);
+    expect(await rows(ids)).toEqual([
+      { published: false, last_error: null },
+      { published: false, last_error: null },
+    ]);
+    const { rows: counted } = await pool.query<{ attempts: number }>("SELECT attempts FROM outbox WHERE msg_id = ANY($1::text[])", [ids]);
+    expect(counted.map((c) => c.attempts)).toEqual([0, 0]);
+
+    back = true;
+    await expect(r.drain()).resolves.toBe(2);
+    expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
+  });
+
   it("given a started relay whose connection is down, then it takes no turn, and a relay that can publish publishes meanwhile", async () => {
     const prefix = `${namespace}.away`;
     const stream = await streamFor("away", [`${prefix}.>`]);

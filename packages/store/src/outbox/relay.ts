@@ -84,8 +84,8 @@ export function createOutboxRelay(
   /** Only a started relay wakes itself (a relay drained by hand, in a test, does not). */
   const retrying = wakeAgain(() => wake(), { maxMs: sweepMs });
   let started = false;
-  /** The connection's state and its comebacks, once started. */
-  let link: NatsLink | null = null;
+  /** The connection's state and its comebacks: the service's from the first, or the relay's own once started. */
+  let link: NatsLink | null = deps.link ?? null;
 
   function reportRetried(rows: readonly RetriedRow[], copies: CopiesSettlement["retried"]): void {
     const unanswered = [...rows, ...copies].filter((row) => row.kind === "unanswered");
@@ -137,6 +137,8 @@ export function createOutboxRelay(
       full = copies.length === batchSize || rows.length === batchSize;
       const lanes = runLanes(copies, rows);
       if (lanes.length > 0) {
+        // Lost while it waited for its turn or claimed: the claim is undone and the rows wait, in order, for NATS.
+        if (link && !link.connected()) throw new BusAwayError();
         const tried = await publishLanes(lanes, (row) => publishTraced(js, row), classifyPublishError);
         const settled = settleBatch(
           tried.filter((t) => t.row.version === undefined).map(({ row, failure }) => ({ id: Number(row.id), subject: row.subject, attempts: row.attempts, failure })),
@@ -268,12 +270,13 @@ export function createOutboxRelay(
   return {
     async start() {
       started = true;
-      await listen();
       // NATS lost: the relay takes no turn (publishBatch). NATS back: whatever waited goes now, not at the next sweep.
-      link = deps.link ?? watchNatsLink(deps.nc, deps.logger);
+      // Watched before the first wake-up (listen's), so that no drain of a started relay goes without it.
+      link ??= watchNatsLink(deps.nc, deps.logger);
       link.onReconnect(() => {
         if (!stopped) wake();
       });
+      await listen();
       sweepTimer = setInterval(() => void sweep(), sweepMs);
       sweepTimer.unref();
     },

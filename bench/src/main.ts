@@ -150,9 +150,9 @@ async function main(): Promise<void> {
     if (wants(options, "steward")) {
       await onPlatform("steward", async (b) => {
         say(`  ${options.serialRuns} runs of ${ITERATIONS} iterations, one at a time`);
-        const serial = await measureSerial(b, options.serialRuns);
+        const serial = await measureSerial(b, options.serialRuns, options.serialWarmupRuns);
         say(`  ${options.serialRuns} runs of ${ITERATIONS} reads (test_lookup), one at a time`);
-        const serialRead = await measureSerial(b, options.serialRuns, 2, "test_lookup");
+        const serialRead = await measureSerial(b, options.serialRuns, options.serialWarmupRuns, "test_lookup");
         results.steward = { serial, serialRead, throughput };
         for (const c of [1, 8]) {
           say(`  throughput at ${c} concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
@@ -201,6 +201,7 @@ async function main(): Promise<void> {
             modelUrl: model.baseUrl,
             durability,
             serialRuns: options.serialRuns,
+            serialWarmupRuns: options.serialWarmupRuns,
             concurrency: 8,
             windowMs: options.windowMs,
             repeats: options.repeats,

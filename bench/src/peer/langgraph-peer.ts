@@ -20,6 +20,7 @@ interface PeerArgs {
   modelUrl: string;
   durability: "sync" | "async";
   serialRuns: number;
+  serialWarmupRuns: number;
   concurrency: number;
   windowMs: number;
   repeats: number;
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
   };
 
   // Serial runs: time per iteration.
-  for (let i = 0; i < 2; i++) intervalsOf([(await runOnce()).threadId]); // warm-up
+  for (let i = 0; i < args.serialWarmupRuns; i++) intervalsOf([(await runOnce()).threadId]); // warm-up
   const serialIds: string[] = [];
   const serialWall: number[] = [];
   for (let i = 0; i < args.serialRuns; i++) {

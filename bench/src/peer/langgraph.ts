@@ -22,6 +22,7 @@ export async function measureLangGraph(options: {
   modelUrl: string;
   durability: "sync" | "async";
   serialRuns: number;
+  serialWarmupRuns: number;
   concurrency: number;
   windowMs: number;
   repeats: number;
@@ -32,6 +33,7 @@ export async function measureLangGraph(options: {
     modelUrl: options.modelUrl,
     durability: options.durability,
     serialRuns: options.serialRuns,
+    serialWarmupRuns: options.serialWarmupRuns,
     concurrency: options.concurrency,
     windowMs: options.windowMs,
     repeats: options.repeats,
@@ -40,7 +42,7 @@ export async function measureLangGraph(options: {
   const nodeArgs = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
   const peer = await spawnNode(join(__dirname, "langgraph-peer.js"), [JSON.stringify(args)], {
     readyMsg: "result",
-    timeoutMs: 60_000 + options.repeats * options.windowMs * 3 + options.serialRuns * 10_000,
+    timeoutMs: 60_000 + options.repeats * options.windowMs * 3 + (options.serialRuns + options.serialWarmupRuns) * 10_000,
     nodeArgs,
   });
   await new Promise<void>((resolve) => (peer.child.exitCode !== null ? resolve() : peer.child.once("exit", () => resolve())));

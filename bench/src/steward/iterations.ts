@@ -152,7 +152,7 @@ const checkRuns: Record<BenchTool, (bench: StewardBench, runIds: string[], itera
 };
 
 /** Runs of 10 iterations one at a time (after `warmup` unmeasured ones). */
-export async function measureSerial(bench: StewardBench, runs: number, warmup = 2, tool: BenchTool = "test_counter"): Promise<SerialResult> {
+export async function measureSerial(bench: StewardBench, runs: number, warmup: number, tool: BenchTool = "test_counter"): Promise<SerialResult> {
   for (let i = 0; i < warmup; i++) await runToEnd(bench, ITERATIONS, 0, undefined, tool);
   const ids: string[] = [];
   const wall: number[] = [];

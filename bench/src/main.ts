@@ -18,7 +18,8 @@ import { measureLangGraph } from "./peer/langgraph";
 import { deleteStreams, type BenchPlatform } from "./platform";
 import { platformSession } from "./session";
 import { formatSummary, profilesIn, summarizeProfile } from "./profile-summary";
-import { buildRows, machineLines, markdownTable, textTable, type Results } from "./report";
+import { buildRows, machineLines, markdownTable, textTable, type Results, type TargetVerdict } from "./report";
+import { issueMusts } from "./issue-musts";
 import { createRun, processIds, type StewardBench } from "./steward/context";
 import { ITERATIONS, measureSerial, measureThroughput } from "./steward/iterations";
 import { measureMemory, rssMb } from "./steward/memory";
@@ -256,6 +257,8 @@ async function main(): Promise<void> {
   }
 
   const { rows, targets } = buildRows(results);
+  const musts = issueMusts(results);
+  const verdict = (t: TargetVerdict) => (t.met === null ? "n/a" : t.met ? "met" : "MISSED");
   const profiles: string[] = [];
   if (profileDir) {
     let names: Record<string, string> = {};
@@ -279,7 +282,7 @@ async function main(): Promise<void> {
   }
   mkdirSync(resultsDir, { recursive: true });
   const json = join(resultsDir, `${stamp}.json`);
-  writeFileSync(json, JSON.stringify({ stamp, mode: options.quick ? "quick" : "full", profiled: options.profile, machine, results, targets, rows }, null, 2));
+  writeFileSync(json, JSON.stringify({ stamp, mode: options.quick ? "quick" : "full", profiled: options.profile, machine, results, targets, musts, rows }, null, 2));
   const md = [
     `# Steward bench ${stamp} (${options.quick ? "quick" : "full"}${options.profile ? ", profiled" : ""})`,
     "",
@@ -287,7 +290,10 @@ async function main(): Promise<void> {
     "",
     markdownTable(rows),
     "",
-    ...targets.map((t) => `- ${t.met === null ? "n/a" : t.met ? "met" : "MISSED"}: ${t.target} — ${t.measured}`),
+    ...targets.map((t) => `- ${verdict(t)}: ${t.target} — ${t.measured}`),
+    "",
+    "Issue 13's musts:",
+    ...musts.map((t) => `- ${verdict(t)}: ${t.target} — ${t.measured}`),
     ...Object.entries(results.errors).map(([k, v]) => `- error in ${k}: ${v.split("\n")[0]}`),
     "",
     `Machine CPU busy in the second before each phase (all processes / other than this bench, PostgreSQL and NATS): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]} / ${results.othersBefore[k]} %`).join(", ")}`,
@@ -295,7 +301,9 @@ async function main(): Promise<void> {
   writeFileSync(join(resultsDir, `${stamp}.md`), `${md}\n`);
 
   process.stdout.write(`\nSteward bench — ${options.quick ? "quick" : "full"} run, ${stamp}\n${machineLines(machine)}\n\n${textTable(rows)}\n\n`);
-  for (const t of targets) process.stdout.write(`${t.met === null ? "n/a   " : t.met ? "met   " : "MISSED"} ${t.target}: ${t.measured}\n`);
+  for (const t of targets) process.stdout.write(`${verdict(t).padEnd(6)} ${t.target}: ${t.measured}\n`);
+  process.stdout.write("\nissue 13's musts:\n");
+  for (const t of musts) process.stdout.write(`${verdict(t).padEnd(6)} ${t.target}: ${t.measured}\n`);
   for (const [k, v] of Object.entries(results.errors)) process.stdout.write(`error in ${k}: ${v.split("\n")[0]}\n`);
   process.stdout.write(
     `machine CPU busy before each phase (all / others): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]}/${results.othersBefore[k]} %`).join(", ")}\n`,

@@ -1,0 +1,61 @@
+import { issueMusts } from "./issue-musts";
+import type { Results } from "./report";
+
+/** The parts of a run's results the musts read; the rest of each phase's result is left out. */
+function run(x: { floor: number; iteration: number; ours: number; theirs: number; ourCpu: number; theirCpu: number; post: number; pg: number; p99: number; started: number; restore: number; peakMb: number; crashes?: Results["crashes"] }): Results {
+  return {
+    floors: { stepFloorMs: x.floor, pg: { rate: { 64: { median: x.pg } } } },
+    steward: { serial: { iteration: { p50: x.iteration } }, throughput: { 8: { iterationsPerSecond: { median: x.ours }, cpuPerIteration: { total: x.ourCpu } } } },
+    peer: { async: { concurrency: 8, iterationsPerSecond: { median: x.theirs }, cpuPerIteration: { total: x.theirCpu } } },
+    gateway: { connections: 64, post: { requestsPerSecond: { median: x.post }, p99: { median: x.p99 } } },
+    path: { postToStarted: { p50: x.started } },
+    replay: { restore: { p50: x.restore } },
+    memory: { peakMb: x.peakMb, maxRunning: 100, inFlight: 100 },
+    crashes: x.crashes ?? [],
+    errors: {},
+    busyBefore: {},
+    othersBefore: {},
+  } as unknown as Results;
+}
+
+const passing = { floor: 2, iteration: 8, ours: 240, theirs: 200, ourCpu: 7, theirCpu: 8, post: 1000, pg: 4000, p99: 49, started: 4.9, restore: 1, peakMb: 120 };
+const met = (r: Results) => Object.fromEntries(issueMusts(r).map((t) => [t.target, t.met]));
+
+describe("issue 13's musts, judged from one run's results", () => {
+  it("given a run that meets every must, throughput at exactly 1.2×, then every must is met", () => {
+    expect(Object.values(met(run(passing)))).toEqual([true, true, true, true, true, true, true]);
+  });
+
+  it("given a run just past each edge, then exactly that must is missed", () => {
+    const cases: Array<[Partial<typeof passing>, string]> = [
+      [{ iteration: 8.01 }, "iteration ≤ 4× the step floor"],
+      [{ ours: 239 }, "throughput at 8 concurrent ≥ 1.2× LangGraph.js (its default durability)"],
+      [{ ourCpu: 8.01 }, "CPU per iteration at 8 concurrent ≤ LangGraph.js's"],
+      [{ post: 999 }, "POST ≥ 25 % of raw PostgreSQL's rate at 64 connections, p99 < 50 ms"],
+      [{ p99: 50 }, "POST ≥ 25 % of raw PostgreSQL's rate at 64 connections, p99 < 50 ms"],
+      [{ started: 5 }, "POST → started p50 < 5 ms"],
+      [{ restore: 5 }, "restore < 5 ms and runner RSS < 200 MB with 100 runs in flight, still"],
+      [{ peakMb: 200 }, "restore < 5 ms and runner RSS < 200 MB with 100 runs in flight, still"],
+    ];
+    for (const [change, target] of cases) {
+      const verdicts = met(run({ ...passing, ...change }));
+      expect(Object.entries(verdicts).filter(([, v]) => v !== true)).toEqual([[target, false]]);
+    }
+  });
+
+  it("given a service that crashed, then '0 crashes' is missed and names it", () => {
+    const musts = issueMusts(run({ ...passing, crashes: [{ service: "runner", code: 1, signal: null, phase: "steward" }] }));
+    expect(musts.at(-1)).toEqual({ target: "0 crashes", measured: "runner in steward", met: false });
+  });
+
+  it("given a run of some phases only, then the musts they cannot judge are n/a, never met or missed", () => {
+    const partial = { ...run(passing), peer: undefined, gateway: undefined } as Results;
+    const verdicts = issueMusts(partial);
+    expect(verdicts.filter((t) => t.met === null).map((t) => t.target)).toEqual([
+      "throughput at 8 concurrent ≥ 1.2× LangGraph.js (its default durability)",
+      "CPU per iteration at 8 concurrent ≤ LangGraph.js's",
+      "POST ≥ 25 % of raw PostgreSQL's rate at 64 connections, p99 < 50 ms",
+    ]);
+    expect(verdicts.find((t) => t.target === "iteration ≤ 4× the step floor")?.met).toBe(true);
+  });
+});

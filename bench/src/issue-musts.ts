@@ -1,0 +1,59 @@
+import type { Results, TargetVerdict } from "./report";
+
+const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
+const times = (x: number) => `${x.toFixed(2)}×`;
+
+/**
+ * Issue 13's musts, each judged from one run's results (docs/performance.md, "Latest run"): `met` is null when the
+ * phases it needs did not run (`--only`), so a partial run never claims a must either way.
+ */
+export function issueMusts(r: Results): TargetVerdict[] {
+  const out: TargetVerdict[] = [];
+  const na = (target: string, needs: string): TargetVerdict => ({ target, measured: `needs ${needs}`, met: null });
+  const f = r.floors;
+  const s = r.steward;
+  const lg = r.peer?.async;
+
+  const iteration = "iteration ≤ 4× the step floor";
+  if (f && s) {
+    const x = s.serial.iteration.p50 / f.stepFloorMs;
+    out.push({ target: iteration, measured: `${ms(s.serial.iteration.p50)} = ${times(x)} the floor (${ms(f.stepFloorMs)})`, met: x <= 4 });
+  } else out.push(na(iteration, "the floors and steward phases"));
+
+  const at8 = s?.throughput[8];
+  const throughput = "throughput at 8 concurrent ≥ 1.2× LangGraph.js (its default durability)";
+  const cpu = "CPU per iteration at 8 concurrent ≤ LangGraph.js's";
+  if (at8 && lg && lg.concurrency === 8) {
+    const x = at8.iterationsPerSecond.median / lg.iterationsPerSecond.median;
+    out.push({ target: throughput, measured: `${at8.iterationsPerSecond.median.toFixed(0)} vs ${lg.iterationsPerSecond.median.toFixed(0)} it/s = ${times(x)}`, met: x >= 1.2 });
+    const ours = at8.cpuPerIteration.total;
+    const theirs = lg.cpuPerIteration.total;
+    out.push({ target: cpu, measured: `${ms(ours)} vs ${ms(theirs)}`, met: Number.isFinite(ours) && Number.isFinite(theirs) ? ours <= theirs : null });
+  } else {
+    out.push(na(throughput, "the steward and peer phases"));
+    out.push(na(cpu, "the steward and peer phases"));
+  }
+
+  const post = "POST ≥ 25 % of raw PostgreSQL's rate at 64 connections, p99 < 50 ms";
+  const g = r.gateway;
+  const pg = g && f?.pg.rate[g.connections];
+  if (g && pg) {
+    const share = g.post.requestsPerSecond.median / pg.median;
+    out.push({ target: post, measured: `${(share * 100).toFixed(0)} % of ${pg.median.toFixed(0)} txn/s, p99 ${ms(g.post.p99.median)}`, met: share >= 0.25 && g.post.p99.median < 50 });
+  } else out.push(na(post, "the floors and gateway phases"));
+
+  const started = "POST → started p50 < 5 ms";
+  if (r.path) out.push({ target: started, measured: `p50 ${ms(r.path.postToStarted.p50)}`, met: r.path.postToStarted.p50 < 5 });
+  else out.push(na(started, "the path phase"));
+
+  const kept = "restore < 5 ms and runner RSS < 200 MB with 100 runs in flight, still";
+  if (r.replay && r.memory) {
+    const m = r.memory;
+    const rss = m.maxRunning >= m.inFlight ? m.peakMb < 200 : null;
+    out.push({ target: kept, measured: `restore p50 ${ms(r.replay.restore.p50)}; peak ${m.peakMb.toFixed(0)} MB with ${m.maxRunning} running`, met: rss === null ? null : rss && r.replay.restore.p50 < 5 });
+  } else out.push(na(kept, "the replay and memory phases"));
+
+  const crashes = r.crashes ?? [];
+  out.push({ target: "0 crashes", measured: crashes.length ? crashes.map((c) => `${c.service} in ${c.phase}`).join(", ") : "none", met: crashes.length === 0 });
+  return out;
+}

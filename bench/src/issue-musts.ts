@@ -1,7 +1,4 @@
-import type { Results, TargetVerdict } from "./report";
-
-const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
-const times = (x: number) => `${x.toFixed(2)}×`;
+import { ms, ratio, type Results, type TargetVerdict } from "./report";
 
 /**
  * Issue 13's musts, each judged from one run's results (docs/performance.md, "Latest run"): `met` is null when the
@@ -17,7 +14,7 @@ export function issueMusts(r: Results): TargetVerdict[] {
   const iteration = "iteration ≤ 4× the step floor";
   if (f && s) {
     const x = s.serial.iteration.p50 / f.stepFloorMs;
-    out.push({ target: iteration, measured: `${ms(s.serial.iteration.p50)} = ${times(x)} the floor (${ms(f.stepFloorMs)})`, met: x <= 4 });
+    out.push({ target: iteration, measured: `${ms(s.serial.iteration.p50)} = ${ratio(x)} the floor (${ms(f.stepFloorMs)})`, met: x <= 4 });
   } else out.push(na(iteration, "the floors and steward phases"));
 
   const at8 = s?.throughput[8];
@@ -25,7 +22,7 @@ export function issueMusts(r: Results): TargetVerdict[] {
   const cpu = "CPU per iteration at 8 concurrent ≤ LangGraph.js's";
   if (at8 && lg && lg.concurrency === 8) {
     const x = at8.iterationsPerSecond.median / lg.iterationsPerSecond.median;
-    out.push({ target: throughput, measured: `${at8.iterationsPerSecond.median.toFixed(0)} vs ${lg.iterationsPerSecond.median.toFixed(0)} it/s = ${times(x)}`, met: x >= 1.2 });
+    out.push({ target: throughput, measured: `${at8.iterationsPerSecond.median.toFixed(0)} vs ${lg.iterationsPerSecond.median.toFixed(0)} it/s = ${ratio(x)}`, met: x >= 1.2 });
     const ours = at8.cpuPerIteration.total;
     const theirs = lg.cpuPerIteration.total;
     out.push({ target: cpu, measured: `${ms(ours)} vs ${ms(theirs)}`, met: Number.isFinite(ours) && Number.isFinite(theirs) ? ours <= theirs : null });

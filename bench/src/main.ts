@@ -291,10 +291,10 @@ async function main(): Promise<void> {
     markdownTable(rows),
     "",
     ...targets.map((t) => `- ${verdict(t)}: ${t.target} — ${t.measured}`),
+    ...Object.entries(results.errors).map(([k, v]) => `- error in ${k}: ${v.split("\n")[0]}`),
     "",
     "Issue 13's musts:",
     ...musts.map((t) => `- ${verdict(t)}: ${t.target} — ${t.measured}`),
-    ...Object.entries(results.errors).map(([k, v]) => `- error in ${k}: ${v.split("\n")[0]}`),
     "",
     `Machine CPU busy in the second before each phase (all processes / other than this bench, PostgreSQL and NATS): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]} / ${results.othersBefore[k]} %`).join(", ")}`,
   ].join("\n");
@@ -302,9 +302,9 @@ async function main(): Promise<void> {
 
   process.stdout.write(`\nSteward bench — ${options.quick ? "quick" : "full"} run, ${stamp}\n${machineLines(machine)}\n\n${textTable(rows)}\n\n`);
   for (const t of targets) process.stdout.write(`${verdict(t).padEnd(6)} ${t.target}: ${t.measured}\n`);
+  for (const [k, v] of Object.entries(results.errors)) process.stdout.write(`error in ${k}: ${v.split("\n")[0]}\n`);
   process.stdout.write("\nissue 13's musts:\n");
   for (const t of musts) process.stdout.write(`${verdict(t).padEnd(6)} ${t.target}: ${t.measured}\n`);
-  for (const [k, v] of Object.entries(results.errors)) process.stdout.write(`error in ${k}: ${v.split("\n")[0]}\n`);
   process.stdout.write(
     `machine CPU busy before each phase (all / others): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]}/${results.othersBefore[k]} %`).join(", ")}\n`,
   );

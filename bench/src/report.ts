@@ -50,9 +50,9 @@ export interface TargetVerdict {
   readonly met: boolean | null;
 }
 
-const ms = (x: number) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms` : "n/a");
+export const ms = (x: number) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms` : "n/a");
 const num = (x: number, unit: string) => (Number.isFinite(x) ? `${x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1)} ${unit}` : "n/a");
-const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : "n/a");
+export const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : "n/a");
 const spread = (r: { min: number; max: number }, unit: string) => ` (${num(r.min, "").trim()}–${num(r.max, "").trim()}${unit ? ` ${unit}` : ""})`;
 
 const pgLine = (a: { commits: number; inserted: number; updated: number } | undefined) =>

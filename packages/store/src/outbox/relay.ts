@@ -86,6 +86,7 @@ export function createOutboxRelay(
   let started = false;
   /** The connection's state and its comebacks: the service's from the first, or the relay's own once started. */
   let link: NatsLink | null = deps.link ?? null;
+  const linkDown = () => link !== null && !link.connected();
 
   function reportRetried(rows: readonly RetriedRow[], copies: CopiesSettlement["retried"]): void {
     const unanswered = [...rows, ...copies].filter((row) => row.kind === "unanswered");
@@ -109,7 +110,7 @@ export function createOutboxRelay(
   async function publishBatch(): Promise<{ full: boolean; published: number }> {
     // Without its connection a relay would hold the turn while its publishes wait to time out, and the relays that
     // can publish would wait behind it (a runner's leaves the turn to the one publishing). NATS back wakes it.
-    if (link && !link.connected()) throw new BusAwayError();
+    if (linkDown()) throw new BusAwayError();
     const client = await deps.pool.connect();
     let failure: unknown;
     let outage: { error: unknown } | null = null;
@@ -138,7 +139,7 @@ export function createOutboxRelay(
       const lanes = runLanes(copies, rows);
       if (lanes.length > 0) {
         // Lost while it waited for its turn or claimed: the claim is undone and the rows wait, in order, for NATS.
-        if (link && !link.connected()) throw new BusAwayError();
+        if (linkDown()) throw new BusAwayError();
         const tried = await publishLanes(lanes, (row) => publishTraced(js, row), classifyPublishError);
         const settled = settleBatch(
           tried.filter((t) => t.row.version === undefined).map(({ row, failure }) => ({ id: Number(row.id), subject: row.subject, attempts: row.attempts, failure })),

@@ -7,16 +7,16 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Spawns `node <script> ...args` and resolves once it prints `{"msg": readyMsg, ...}` (bounded). */
+/** Spawns `node <script> ...args` and resolves once it prints `{"msg": readyMsg, ...}` (bounded); `stdin` gives it a pipe to read. */
 export function spawnNode(
   script: string,
   args: string[],
-  options: { readyMsg?: string; timeoutMs?: number; nodeArgs?: string[]; env?: Record<string, string> } = {},
+  options: { readyMsg?: string; timeoutMs?: number; nodeArgs?: string[]; env?: Record<string, string>; stdin?: boolean } = {},
 ): Promise<Child> {
   const readyMsg = options.readyMsg ?? "listening";
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe"],
       env: { ...process.env, ...options.env },
     });
     let out = "";

@@ -79,6 +79,12 @@ export function cpuMeter(pids: Record<string, number>): CpuMeter {
   };
 }
 
+/** Adds each part's CPU ms of one window into `total` (windows measured apart, counted together). */
+export function addCpu(total: Record<string, number>, part: Record<string, number>): Record<string, number> {
+  for (const [k, v] of Object.entries(part)) total[k] = (total[k] ?? 0) + v;
+  return total;
+}
+
 /** Divides every entry by `n` (e.g. CPU ms per iteration) and adds the total. */
 export function perUnit(cpu: Record<string, number>, n: number): Record<string, number> {
   const out: Record<string, number> = {};

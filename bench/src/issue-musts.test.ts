@@ -43,6 +43,20 @@ describe("issue 13's musts, judged from one run's results", () => {
     }
   });
 
+  it("given windows alternated with LangGraph.js's, then throughput is judged by the median of the pairs' ratios, not by the ratio of the medians", () => {
+    const alternated = (ours: number[], theirs: number[]) => {
+      const r = run(passing);
+      Object.assign(r.steward!.throughput[8], { alternated: true, iterationsPerSecond: { median: [...ours].sort((a, b) => a - b)[1], values: ours } });
+      Object.assign(r.peer!.async!, { iterationsPerSecond: { median: [...theirs].sort((a, b) => a - b)[1], values: theirs } });
+      return issueMusts(r).find((t) => t.target.startsWith("throughput"))!;
+    };
+    // Medians 240 and 200 (1.20×), but the host moved between pairs: each pair alone is 1.25, 1.08 and 1.14.
+    const drifted = alternated([250, 130, 240], [200, 120, 210]);
+    expect(drifted.met).toBe(false);
+    expect(drifted.measured).toBe("240 vs 200 it/s; windows alternated, Steward/LG by pair 1.25, 1.08, 1.14: median 1.14×");
+    expect(alternated([250, 130, 252], [200, 100, 210]).met).toBe(true); // pairs 1.25, 1.30, 1.20
+  });
+
   it("given a service that crashed, then '0 crashes' is missed and names it", () => {
     const musts = issueMusts(run({ ...passing, crashes: [{ service: "runner", code: 1, signal: null, phase: "steward" }] }));
     expect(musts.at(-1)).toEqual({ target: "0 crashes", measured: "runner in steward", met: false });

@@ -14,7 +14,7 @@ import { othersBusy } from "./cpu";
 import { describeMachine, machineBusy } from "./machine";
 import { readOptions, wants } from "./options";
 import { resultsDir } from "./paths";
-import { measureLangGraph } from "./peer/langgraph";
+import { measureLangGraph, startLangGraph, type LangGraphPeer, type PeerOptions } from "./peer/langgraph";
 import { deleteStreams, type BenchPlatform } from "./platform";
 import { platformSession } from "./session";
 import { formatSummary, profilesIn, summarizeProfile } from "./profile-summary";
@@ -147,6 +147,50 @@ async function main(): Promise<void> {
       }
     };
 
+    const peerOptions = (durability: "async" | "sync"): PeerOptions => ({
+      databaseUrl: db.url,
+      modelUrl: model.baseUrl,
+      durability,
+      serialRuns: options.serialRuns,
+      serialWarmupRuns: options.serialWarmupRuns,
+      concurrency: 8,
+      windowMs: options.windowMs,
+      profileDir: profileDir ? join(profileDir, `langgraph-${durability}`) : undefined,
+    });
+    const peerPhase = (durability: "async" | "sync") => `peer (LangGraph.js, durability ${durability})`;
+    /**
+     * LangGraph.js (its default durability) started beside the platform, for its windows at 8 concurrent to
+     * alternate with Steward's. If it fails, the failure is recorded and Steward's windows go on alone (the peer
+     * phase then measures it on its own).
+     */
+    const peerAlongside = async (): Promise<{ alternate: () => Promise<void>; finish: () => Promise<void> } | undefined> => {
+      if (!wants(options, "peer")) return undefined;
+      let peer: LangGraphPeer | undefined;
+      const failed = async (err: unknown) => {
+        results.errors[peerPhase("async")] = err instanceof Error ? err.message : String(err);
+        say(`${peerPhase("async")} FAILED: ${results.errors[peerPhase("async")].split("\n")[0]}`);
+        await peer?.stop();
+        peer = undefined;
+      };
+      say("  LangGraph.js (durability async) started beside it: its serial runs, then its windows alternate with Steward's");
+      try {
+        peer = await startLangGraph(peerOptions("async"));
+      } catch (err) {
+        await failed(err);
+        return undefined;
+      }
+      return {
+        alternate: async () => {
+          if (peer) await peer.window().catch(failed);
+        },
+        finish: async () => {
+          if (!peer) return;
+          const done = await peer.finish().catch(failed);
+          if (done) results.peer = { ...results.peer, async: done };
+        },
+      };
+    };
+
     const throughput: Record<number, Awaited<ReturnType<typeof measureThroughput>>> = {};
     if (wants(options, "steward")) {
       await onPlatform("steward", async (b) => {
@@ -156,8 +200,13 @@ async function main(): Promise<void> {
         const serialRead = await measureSerial(b, options.serialRuns, options.serialWarmupRuns, "test_lookup");
         results.steward = { serial, serialRead, throughput };
         for (const c of [1, 8]) {
-          say(`  throughput at ${c} concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
-          throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs });
+          const peer = c === 8 ? await peerAlongside() : undefined;
+          say(`  throughput at ${c} concurrent (${options.repeats} × ${options.windowMs / 1000} s${peer ? ", alternating with LangGraph.js's" : ""})`);
+          try {
+            throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs, alternate: peer?.alternate });
+          } finally {
+            await peer?.finish();
+          }
           if (throughput[c].stalled) throw new Error(`${throughput[c].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at ${c} concurrent: stalled`);
         }
         say(`  throughput of reads (test_lookup) at 8 concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
@@ -194,22 +243,10 @@ async function main(): Promise<void> {
       session.spoil("the runners were killed and replaced in the takeover phase");
     }
     if (wants(options, "peer")) {
-      results.peer = {};
       for (const durability of ["async", "sync"] as const) {
-        const peer = await phase(results, `peer (LangGraph.js, durability ${durability})`, () =>
-          measureLangGraph({
-            databaseUrl: db.url,
-            modelUrl: model.baseUrl,
-            durability,
-            serialRuns: options.serialRuns,
-            serialWarmupRuns: options.serialWarmupRuns,
-            concurrency: 8,
-            windowMs: options.windowMs,
-            repeats: options.repeats,
-            profileDir: profileDir ? join(profileDir, `langgraph-${durability}`) : undefined,
-          }),
-        );
-        if (peer) results.peer[durability] = peer;
+        if (results.peer?.[durability]) continue; // measured beside Steward's windows
+        const peer = await phase(results, peerPhase(durability), () => measureLangGraph({ ...peerOptions(durability), repeats: options.repeats }));
+        if (peer) results.peer = { ...results.peer, [durability]: peer };
       }
     }
     if (wants(options, "gateway")) {

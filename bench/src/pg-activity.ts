@@ -46,6 +46,13 @@ export async function pgActivityMeter(pool: Pool): Promise<{ stop(): Promise<PgA
   };
 }
 
+export const noActivity: PgActivity = { commits: 0, rollbacks: 0, inserted: 0, updated: 0, deleted: 0 };
+
+/** Two windows' counts together. */
+export function addActivity(a: PgActivity, b: PgActivity): PgActivity {
+  return { commits: a.commits + b.commits, rollbacks: a.rollbacks + b.rollbacks, inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted };
+}
+
 export function perUnitActivity(a: PgActivity, n: number): PgActivity {
   const d = (x: number) => (n > 0 ? x / n : Number.NaN);
   return { commits: d(a.commits), rollbacks: d(a.rollbacks), inserted: d(a.inserted), updated: d(a.updated), deleted: d(a.deleted) };

@@ -130,7 +130,7 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
       const vs = lg ? t.iterationsPerSecond.median / lg.iterationsPerSecond.median : Number.NaN;
       rows.push({
         section: "steward",
-        measure: `throughput, ${c} concurrent run${c === "1" ? "" : "s"} (iteration p50 ${ms(t.iteration.p50)})`,
+        measure: `throughput, ${c} concurrent run${c === "1" ? "" : "s"} (iteration p50 ${ms(t.iteration.p50)}${t.alternated ? "; windows alternated with LangGraph.js's" : ""})`,
         value: num(t.iterationsPerSecond.median, "it/s") + spread(t.iterationsPerSecond, ""),
         against: lg ? `LangGraph.js ${num(lg.iterationsPerSecond.median, "it/s")}` : undefined,
         ratio: lg ? ratio(vs) : undefined,

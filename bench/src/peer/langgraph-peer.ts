@@ -1,8 +1,11 @@
 // The peer: the same 10-iteration task on LangGraph.js, run as its own process (as Steward's runner is).
 // A StateGraph agent ⇄ tools loop with PostgresSaver on the same PostgreSQL, the same scripted model over
 // HTTP through the same `openai` SDK (streamed, as the runner asks it), and the same tool body
-// (test_counter's upsert). It prints one JSON line {"msg":"result", ...}.
+// (test_counter's upsert). After its serial runs and a warm-up at its concurrency it prints {"msg":"warm"};
+// then it measures one closed-loop window for each `window` line on its stdin ({"msg":"window", ...}), and at
+// `end` prints one JSON line {"msg":"result", ...} and exits.
 import { randomUUID } from "node:crypto";
+import { createInterface } from "node:readline";
 import pg from "pg";
 import OpenAI from "openai";
 import { z } from "zod";
@@ -12,8 +15,8 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { cpuMeter, perUnit } from "../cpu";
-import { pgActivityMeter, perUnitActivity } from "../pg-activity";
+import { addCpu, cpuMeter, perUnit } from "../cpu";
+import { addActivity, noActivity, pgActivityMeter, perUnitActivity } from "../pg-activity";
 
 interface PeerArgs {
   databaseUrl: string;
@@ -23,7 +26,6 @@ interface PeerArgs {
   serialWarmupRuns: number;
   concurrency: number;
   windowMs: number;
-  repeats: number;
   iterations: number;
 }
 
@@ -175,13 +177,16 @@ async function main(): Promise<void> {
   }
   const serialIntervals = intervalsOf(serialIds);
 
-  // Closed loop at `concurrency`.
+  // Closed loop at `concurrency`, one window each time the bench asks: it may measure another platform between
+  // them. Each window is metered on its own, so the other platform's work is not counted here.
   intervalsOf((await Promise.all(Array.from({ length: args.concurrency }, () => runOnce()))).map((r) => r.threadId)); // warm-up
   const rates: number[] = [];
   const loadIds: string[] = [];
-  const meter = cpuMeter({ langgraph: process.pid, "bench (model)": process.ppid });
-  const pgMeter = await pgActivityMeter(pool);
-  for (let r = 0; r < args.repeats; r++) {
+  const cpu: Record<string, number> = {};
+  let pgActivity = noActivity;
+  async function window(): Promise<number> {
+    const meter = cpuMeter({ langgraph: process.pid, "bench (model)": process.ppid });
+    const pgMeter = await pgActivityMeter(pool);
     let done = 0;
     const start = performance.now();
     const until = start + args.windowMs;
@@ -194,10 +199,20 @@ async function main(): Promise<void> {
         }
       }),
     );
-    rates.push((done * args.iterations * 1000) / (performance.now() - start));
+    const rate = (done * args.iterations * 1000) / (performance.now() - start);
+    addCpu(cpu, meter.stop());
+    pgActivity = addActivity(pgActivity, await pgMeter.stop());
+    rates.push(rate);
+    return rate;
   }
-  const cpuPerIteration = perUnit(meter.stop(), loadIds.length * args.iterations);
-  const pgPerIteration = perUnitActivity(await pgMeter.stop(), loadIds.length * args.iterations);
+  process.stdout.write(`${JSON.stringify({ msg: "warm" })}\n`);
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line.trim() === "end") break;
+    if (line.trim() === "window") process.stdout.write(`${JSON.stringify({ msg: "window", rate: await window() })}\n`);
+  }
+  process.stdin.destroy();
+  const cpuPerIteration = perUnit(cpu, loadIds.length * args.iterations);
+  const pgPerIteration = perUnitActivity(pgActivity, loadIds.length * args.iterations);
   const loadIntervals = intervalsOf(loadIds);
   const checked = await pool.query<{ n: number; bad: number }>(
     "SELECT count(*)::int AS n, count(*) FILTER (WHERE count <> 1)::int AS bad FROM lg_side_effects",

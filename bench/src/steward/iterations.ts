@@ -1,6 +1,6 @@
 import { closedLoopUntil, isoToMs, repeated, summarize, type Repeated, type Summary } from "../stats";
-import { cpuMeter, perUnit } from "../cpu";
-import { pgActivityMeter, perUnitActivity, type PgActivity } from "../pg-activity";
+import { addCpu, cpuMeter, perUnit } from "../cpu";
+import { addActivity, noActivity, pgActivityMeter, perUnitActivity, type PgActivity } from "../pg-activity";
 import { processIds, runToEnd, type StewardBench } from "./context";
 
 export const ITERATIONS = 10;
@@ -188,6 +188,8 @@ export interface ThroughputResult {
   readonly cpuPerIteration: Record<string, number>;
   /** PostgreSQL transactions and rows written per iteration (whole database: runner, tool-exec, policy, gateway). */
   readonly pgPerIteration: PgActivity;
+  /** Each window was measured next to one of another platform's (`alternate`), in this order: ours, theirs, theirs, ours, … */
+  readonly alternated?: boolean;
 }
 
 /**
@@ -198,7 +200,17 @@ export interface ThroughputResult {
 export async function measureThroughput(
   bench: StewardBench,
   concurrency: number,
-  options: { windowMs: number; repeats: number; runTimeoutMs: number; tool?: BenchTool },
+  options: {
+    windowMs: number;
+    repeats: number;
+    runTimeoutMs: number;
+    tool?: BenchTool;
+    /**
+     * Another platform's window, measured while this one is idle: after this one's first window, before its
+     * second, after its third, … (A B B A A B), so that a host that drifts over the minutes weighs on both alike.
+     */
+    alternate?: () => Promise<void>;
+  },
 ): Promise<ThroughputResult> {
   const tool = options.tool ?? "test_counter";
   let stalled = 0;
@@ -229,21 +241,28 @@ export async function measureThroughput(
   };
   // Warm-up: one round of runs at this concurrency.
   await Promise.all(Array.from({ length: concurrency }, () => one(false)));
-  const meter = cpuMeter(processIds(bench));
-  const pgMeter = await pgActivityMeter(bench.pool);
+  // Each window is metered on its own: the CPU and PostgreSQL work of another platform's windows between them
+  // is not ours.
+  const cpu: Record<string, number> = {};
+  let pg = noActivity;
   for (let r = 0; r < options.repeats && !stalled; r++) {
+    if (options.alternate && r % 2 === 1) await options.alternate();
+    const meter = cpuMeter(processIds(bench));
+    const pgMeter = await pgActivityMeter(bench.pool);
     let succeeded = 0;
     const elapsed = await closedLoopUntil(concurrency, options.windowMs, async () => {
       if (stalled) return false;
       if (await one(true)) succeeded++;
       return !stalled;
     });
+    addCpu(cpu, meter.stop());
+    pg = addActivity(pg, await pgMeter.stop());
     if (!stalled) rates.push((succeeded * ITERATIONS * 1000) / elapsed);
+    if (options.alternate && r % 2 === 0 && !stalled) await options.alternate();
   }
-  const cpu = meter.stop();
-  const pg = await pgMeter.stop();
   if (ids.length) await checkRuns[tool](bench, ids, ITERATIONS);
   return {
+    alternated: options.alternate ? true : undefined,
     cpuPerIteration: perUnit(cpu, ids.length * ITERATIONS),
     pgPerIteration: perUnitActivity(pg, ids.length * ITERATIONS),
     iterationsPerSecond: rates.length ? repeated(rates) : { median: Number.NaN, min: Number.NaN, max: Number.NaN, values: [] },

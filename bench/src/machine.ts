@@ -51,3 +51,11 @@ export async function machineBusy(ms = 1000): Promise<number> {
   const total = b.total - a.total;
   return total > 0 ? 1 - (b.idle - a.idle) / total : Number.NaN;
 }
+
+/**
+ * Waits, at most `maxMs`, for half a second in which the machine is less than `below` busy: a window measured
+ * right after another platform's must not inherit its after-work (PostgreSQL writing out and vacuuming its rows).
+ */
+export async function settle(maxMs = 5000, below = 0.25): Promise<void> {
+  for (let waited = 0; waited < maxMs; waited += 500) if ((await machineBusy(500)) < below) return;
+}

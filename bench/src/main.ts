@@ -11,7 +11,7 @@ import { floorStreamName, measureNatsFloor } from "./floors/nats-floor";
 import { measurePgFloor } from "./floors/pg-floor";
 import { cannon } from "./gateway/load";
 import { othersBusy } from "./cpu";
-import { describeMachine, machineBusy } from "./machine";
+import { describeMachine, machineBusy, settle } from "./machine";
 import { readOptions, wants } from "./options";
 import { resultsDir } from "./paths";
 import { measureLangGraph, startLangGraph, type LangGraphPeer, type PeerOptions } from "./peer/langgraph";
@@ -181,7 +181,9 @@ async function main(): Promise<void> {
       }
       return {
         alternate: async () => {
-          if (peer) await peer.window().catch(failed);
+          if (!peer) return;
+          await settle();
+          await peer.window().catch(failed);
         },
         finish: async () => {
           if (!peer) return;

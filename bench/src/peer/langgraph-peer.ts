@@ -179,12 +179,13 @@ async function main(): Promise<void> {
 
   // Closed loop at `concurrency`, one window each time the bench asks: it may measure another platform between
   // them. Each window is metered on its own, so the other platform's work is not counted here.
-  intervalsOf((await Promise.all(Array.from({ length: args.concurrency }, () => runOnce()))).map((r) => r.threadId)); // warm-up
   const rates: number[] = [];
   const loadIds: string[] = [];
   const cpu: Record<string, number> = {};
   let pgActivity = noActivity;
   async function window(): Promise<number> {
+    // Unmeasured first, as Steward's windows are when they alternate: one round at this concurrency.
+    intervalsOf((await Promise.all(Array.from({ length: args.concurrency }, () => runOnce()))).map((r) => r.threadId));
     const meter = cpuMeter({ langgraph: process.pid, "bench (model)": process.ppid });
     const pgMeter = await pgActivityMeter(pool);
     let done = 0;

@@ -1,3 +1,4 @@
+import { settle } from "../machine";
 import { closedLoopUntil, isoToMs, repeated, summarize, type Repeated, type Summary } from "../stats";
 import { addCpu, cpuMeter, perUnit } from "../cpu";
 import { addActivity, noActivity, pgActivityMeter, perUnitActivity, type PgActivity } from "../pg-activity";
@@ -208,6 +209,8 @@ export async function measureThroughput(
     /**
      * Another platform's window, measured while this one is idle: after this one's first window, before its
      * second, after its third, … (A B B A A B), so that a host that drifts over the minutes weighs on both alike.
+     * Each of this one's windows then starts as the other's should: once the machine has settled, after an
+     * unmeasured round at this concurrency.
      */
     alternate?: () => Promise<void>;
   },
@@ -240,13 +243,18 @@ export async function measureThroughput(
     }
   };
   // Warm-up: one round of runs at this concurrency.
-  await Promise.all(Array.from({ length: concurrency }, () => one(false)));
+  const warmUp = () => Promise.all(Array.from({ length: concurrency }, () => one(false)));
+  await warmUp();
   // Each window is metered on its own: the CPU and PostgreSQL work of another platform's windows between them
   // is not ours.
   const cpu: Record<string, number> = {};
   let pg = noActivity;
   for (let r = 0; r < options.repeats && !stalled; r++) {
-    if (options.alternate && r % 2 === 1) await options.alternate();
+    if (options.alternate) {
+      if (r % 2 === 1) await options.alternate();
+      await settle();
+      await warmUp();
+    }
     const meter = cpuMeter(processIds(bench));
     const pgMeter = await pgActivityMeter(bench.pool);
     let succeeded = 0;

@@ -175,6 +175,7 @@ async function main(): Promise<void> {
       say("  LangGraph.js (durability async) started beside it: its serial runs, then its windows alternate with Steward's");
       try {
         peer = await startLangGraph(peerOptions("async"));
+        await peer.warmUp(); // as Steward's first window, a whole one unmeasured
       } catch (err) {
         await failed(err);
         return undefined;

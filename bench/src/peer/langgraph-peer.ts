@@ -1,9 +1,10 @@
 // The peer: the same 10-iteration task on LangGraph.js, run as its own process (as Steward's runner is).
 // A StateGraph agent ⇄ tools loop with PostgresSaver on the same PostgreSQL, the same scripted model over
 // HTTP through the same `openai` SDK (streamed, as the runner asks it), and the same tool body
-// (test_counter's upsert). After its serial runs and a warm-up at its concurrency it prints {"msg":"warm"};
-// then it measures one closed-loop window for each `window` line on its stdin ({"msg":"window", ...}), and at
-// `end` prints one JSON line {"msg":"result", ...} and exits.
+// (test_counter's upsert). After its serial runs it prints {"msg":"warm"}; then, for each `window` line on its
+// stdin, it runs one unmeasured round at its concurrency and measures one closed-loop window
+// ({"msg":"window", ...}); a `warm-up` line runs a window's length unmeasured ({"msg":"warmed"}); at `end` it
+// prints one JSON line {"msg":"result", ...} and exits.
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import pg from "pg";
@@ -183,6 +184,15 @@ async function main(): Promise<void> {
   const loadIds: string[] = [];
   const cpu: Record<string, number> = {};
   let pgActivity = noActivity;
+  /** A window's length of runs at this concurrency, unmeasured. */
+  async function warmUp(): Promise<void> {
+    const until = performance.now() + args.windowMs;
+    await Promise.all(
+      Array.from({ length: args.concurrency }, async () => {
+        while (performance.now() < until) intervalsOf([(await runOnce()).threadId]);
+      }),
+    );
+  }
   async function window(): Promise<number> {
     // Unmeasured first, as Steward's windows are when they alternate: one round at this concurrency.
     intervalsOf((await Promise.all(Array.from({ length: args.concurrency }, () => runOnce()))).map((r) => r.threadId));
@@ -210,6 +220,10 @@ async function main(): Promise<void> {
   for await (const line of createInterface({ input: process.stdin })) {
     if (line.trim() === "end") break;
     if (line.trim() === "window") process.stdout.write(`${JSON.stringify({ msg: "window", rate: await window() })}\n`);
+    if (line.trim() === "warm-up") {
+      await warmUp();
+      process.stdout.write(`${JSON.stringify({ msg: "warmed" })}\n`);
+    }
   }
   process.stdin.destroy();
   const cpuPerIteration = perUnit(cpu, loadIds.length * args.iterations);

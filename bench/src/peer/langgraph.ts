@@ -31,6 +31,8 @@ export interface PeerOptions {
 
 /** A started peer, warm: it measures a window when asked, and reports everything at the end. */
 export interface LangGraphPeer {
+  /** A window's length of runs at the peer's concurrency, unmeasured. */
+  warmUp(): Promise<void>;
   /** One closed-loop window at the peer's concurrency; resolves with its iterations/s. */
   window(): Promise<number>;
   /** Ends the peer and returns what it measured: its serial runs and every window. */
@@ -46,7 +48,7 @@ function answers(child: ChildProcess) {
   let stderr = "";
   let gone: Error | null = null;
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString("utf8")).slice(-2000)));
-  const settle = () => {
+  const deliver = () => {
     if (!waiting) return;
     const at = queued.findIndex((m) => m.msg === waiting!.msg);
     if (at >= 0) {
@@ -65,12 +67,12 @@ function answers(child: ChildProcess) {
     } catch {
       return; // not a message
     }
-    settle();
+    deliver();
   });
-  child.once("exit", (code, signal) => {
+  // "close", not "exit": by then every line it wrote has been read.
+  child.once("close", (code, signal) => {
     gone = new Error(`the LangGraph.js peer exited (code ${code}, signal ${signal})\nstderr: ${stderr}`);
-    // Its last line may still be on its way through readline: settle once it has been read.
-    setImmediate(settle);
+    deliver();
   });
   return (msg: string, timeoutMs: number) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -83,7 +85,7 @@ function answers(child: ChildProcess) {
         resolve: (m) => (clearTimeout(timer), resolve(m)),
         reject: (e) => (clearTimeout(timer), reject(e)),
       };
-      settle();
+      deliver();
     });
 }
 
@@ -110,6 +112,10 @@ export async function startLangGraph(options: PeerOptions): Promise<LangGraphPee
   // A window waits for the runs it started, and a stuck one is a failure, not a slow window.
   const windowTimeoutMs = options.windowMs + 60_000;
   return {
+    async warmUp() {
+      peer.child.stdin!.write("warm-up\n");
+      await next("warmed", windowTimeoutMs);
+    },
     async window() {
       peer.child.stdin!.write("window\n");
       return Number((await next("window", windowTimeoutMs)).rate);
@@ -142,10 +148,11 @@ export async function startLangGraph(options: PeerOptions): Promise<LangGraphPee
   };
 }
 
-/** The peer on its own: its serial runs, then `repeats` windows one after another. */
+/** The peer on its own: its serial runs, a window unmeasured, then `repeats` windows one after another. */
 export async function measureLangGraph(options: PeerOptions & { repeats: number }): Promise<PeerResult> {
   const peer = await startLangGraph(options);
   try {
+    await peer.warmUp();
     for (let r = 0; r < options.repeats; r++) await peer.window();
     return await peer.finish();
   } catch (err) {

@@ -245,6 +245,14 @@ export async function measureThroughput(
   // Warm-up: one round of runs at this concurrency.
   const warmUp = () => Promise.all(Array.from({ length: concurrency }, () => one(false)));
   await warmUp();
+  // Against another platform, first a whole window unmeasured: with one round only, the first window of each
+  // side was its slowest, and LangGraph.js's more so.
+  if (options.alternate) {
+    await closedLoopUntil(concurrency, options.windowMs, async () => {
+      await one(false);
+      return !stalled;
+    });
+  }
   // Each window is metered on its own: the CPU and PostgreSQL work of another platform's windows between them
   // is not ours.
   const cpu: Record<string, number> = {};

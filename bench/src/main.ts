@@ -204,9 +204,10 @@ async function main(): Promise<void> {
         results.steward = { serial, serialRead, throughput };
         for (const c of [1, 8]) {
           const peer = c === 8 ? await peerAlongside() : undefined;
-          say(`  throughput at ${c} concurrent (${options.repeats} × ${options.windowMs / 1000} s${peer ? ", alternating with LangGraph.js's" : ""})`);
+          const repeats = peer ? options.pairs : options.repeats;
+          say(`  throughput at ${c} concurrent (${repeats} × ${options.windowMs / 1000} s${peer ? ", alternating with LangGraph.js's" : ""})`);
           try {
-            throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs, alternate: peer?.alternate });
+            throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats, runTimeoutMs: options.runTimeoutMs, alternate: peer?.alternate });
           } finally {
             await peer?.finish();
           }

@@ -13,6 +13,11 @@ export interface BenchOptions {
   readonly only: ReadonlySet<string> | null;
   /** Repeats of each throughput/rate measurement after the warm-up. */
   readonly repeats: number;
+  /**
+   * Windows of each platform at 8 concurrent when Steward's and LangGraph.js's alternate: more than `repeats`, since
+   * on this host one window can differ from the next by a third, and the must is the median of the pairs.
+   */
+  readonly pairs: number;
   /** Length of one throughput/rate window, ms. */
   readonly windowMs: number;
   /** Samples of a sequential latency floor (PG, JetStream, gRPC). */
@@ -55,6 +60,7 @@ export function readOptions(argv: string[]): BenchOptions {
     runTimeoutMs: 30_000,
     only,
     repeats: quick ? 1 : 3,
+    pairs: quick ? 1 : 5,
     windowMs: quick ? 3000 : 10_000,
     floorSamples: quick ? 300 : 2000,
     serialRuns: quick ? 3 : 10,

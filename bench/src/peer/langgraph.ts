@@ -1,7 +1,6 @@
-import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { spawnNode } from "../child";
+import { childAnswers } from "./child-answers";
 import type { PgActivity } from "../pg-activity";
 import { repeated, summarize, type Repeated, type Summary } from "../stats";
 
@@ -41,54 +40,6 @@ export interface LangGraphPeer {
   stop(): Promise<void>;
 }
 
-/** The peer's one-line answers after it is warm, each awaited in turn; its exit fails the one awaited. */
-function answers(child: ChildProcess) {
-  const queued: Array<Record<string, unknown>> = [];
-  let waiting: { msg: string; resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void } | null = null;
-  let stderr = "";
-  let gone: Error | null = null;
-  child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString("utf8")).slice(-2000)));
-  const deliver = () => {
-    if (!waiting) return;
-    const at = queued.findIndex((m) => m.msg === waiting!.msg);
-    if (at >= 0) {
-      const w = waiting;
-      waiting = null;
-      w.resolve(queued.splice(at, 1)[0]);
-    } else if (gone) {
-      const w = waiting;
-      waiting = null;
-      w.reject(gone);
-    }
-  };
-  createInterface({ input: child.stdout! }).on("line", (line) => {
-    try {
-      queued.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      return; // not a message
-    }
-    deliver();
-  });
-  // "close", not "exit": by then every line it wrote has been read.
-  child.once("close", (code, signal) => {
-    gone = new Error(`the LangGraph.js peer exited (code ${code}, signal ${signal})\nstderr: ${stderr}`);
-    deliver();
-  });
-  return (msg: string, timeoutMs: number) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        waiting = null;
-        reject(new Error(`the LangGraph.js peer sent no ${msg} within ${timeoutMs} ms\nstderr: ${stderr}`));
-      }, timeoutMs);
-      waiting = {
-        msg,
-        resolve: (m) => (clearTimeout(timer), resolve(m)),
-        reject: (e) => (clearTimeout(timer), reject(e)),
-      };
-      deliver();
-    });
-}
-
 /** Starts the LangGraph.js peer in its own process; resolves once its serial runs are done and it is warm. */
 export async function startLangGraph(options: PeerOptions): Promise<LangGraphPeer> {
   const args = {
@@ -108,7 +59,7 @@ export async function startLangGraph(options: PeerOptions): Promise<LangGraphPee
     nodeArgs,
     stdin: true,
   });
-  const next = answers(peer.child);
+  const next = childAnswers(peer.child, "the LangGraph.js peer");
   // A window waits for the runs it started, and a stuck one is a failure, not a slow window.
   const windowTimeoutMs = options.windowMs + 60_000;
   return {

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { childAnswers } from "./child-answers";
 
-/** A real child process running `script`, its stdout and stderr piped. */
-const child = (script: string) => spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+/** A real child process running `script`, its stdio piped. */
+const child = (script: string) => spawn(process.execPath, ["-e", script], { stdio: ["pipe", "pipe", "pipe"] });
 
 describe("childAnswers", () => {
   it("given a child that writes other lines and its answers out of order, then each awaited answer gets its own message", async () => {
@@ -19,7 +19,7 @@ describe("childAnswers", () => {
   });
 
   it("given a child that is alive but silent, then the wait fails once its time is up", async () => {
-    const c = child(`setTimeout(() => undefined, 60_000);`);
+    const c = child(`process.stdin.resume();`); // alive until killed, saying nothing
     const next = childAnswers(c, "the child");
     try {
       await expect(next("window", 200)).rejects.toThrow("the child sent no window within 200 ms");

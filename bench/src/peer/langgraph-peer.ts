@@ -18,6 +18,7 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { addCpu, cpuMeter, perUnit } from "../cpu";
 import { addActivity, noActivity, pgActivityMeter, perUnitActivity } from "../pg-activity";
+import { closedLoop } from "../stats";
 
 interface PeerArgs {
   databaseUrl: string;
@@ -184,33 +185,18 @@ async function main(): Promise<void> {
   const loadIds: string[] = [];
   const cpu: Record<string, number> = {};
   let pgActivity = noActivity;
-  /** A window's length of runs at this concurrency, unmeasured. */
-  async function warmUp(): Promise<void> {
-    const until = performance.now() + args.windowMs;
-    await Promise.all(
-      Array.from({ length: args.concurrency }, async () => {
-        while (performance.now() < until) intervalsOf([(await runOnce()).threadId]);
-      }),
-    );
-  }
+  const unmeasured = async () => void intervalsOf([(await runOnce()).threadId]);
   async function window(): Promise<number> {
     // Unmeasured first, as Steward's windows are when they alternate: one round at this concurrency.
-    intervalsOf((await Promise.all(Array.from({ length: args.concurrency }, () => runOnce()))).map((r) => r.threadId));
+    await Promise.all(Array.from({ length: args.concurrency }, unmeasured));
     const meter = cpuMeter({ langgraph: process.pid, "bench (model)": process.ppid });
     const pgMeter = await pgActivityMeter(pool);
     let done = 0;
-    const start = performance.now();
-    const until = start + args.windowMs;
-    await Promise.all(
-      Array.from({ length: args.concurrency }, async () => {
-        while (performance.now() < until) {
-          const run = await runOnce();
-          loadIds.push(run.threadId);
-          done++;
-        }
-      }),
-    );
-    const rate = (done * args.iterations * 1000) / (performance.now() - start);
+    const elapsed = await closedLoop(args.concurrency, args.windowMs, async () => {
+      loadIds.push((await runOnce()).threadId);
+      done++;
+    });
+    const rate = (done * args.iterations * 1000) / elapsed;
     addCpu(cpu, meter.stop());
     pgActivity = addActivity(pgActivity, await pgMeter.stop());
     rates.push(rate);
@@ -218,10 +204,11 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${JSON.stringify({ msg: "warm" })}\n`);
   for await (const line of createInterface({ input: process.stdin })) {
-    if (line.trim() === "end") break;
-    if (line.trim() === "window") process.stdout.write(`${JSON.stringify({ msg: "window", rate: await window() })}\n`);
-    if (line.trim() === "warm-up") {
-      await warmUp();
+    const command = line.trim();
+    if (command === "end") break;
+    if (command === "window") process.stdout.write(`${JSON.stringify({ msg: "window", rate: await window() })}\n`);
+    if (command === "warm-up") {
+      await closedLoop(args.concurrency, args.windowMs, unmeasured); // a window's length, unmeasured
       process.stdout.write(`${JSON.stringify({ msg: "warmed" })}\n`);
     }
   }

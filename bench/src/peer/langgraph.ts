@@ -55,7 +55,7 @@ export async function startLangGraph(options: PeerOptions): Promise<LangGraphPee
   const nodeArgs = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
   const peer = await spawnNode(join(__dirname, "langgraph-peer.js"), [JSON.stringify(args)], {
     readyMsg: "warm",
-    timeoutMs: 60_000 + options.windowMs * 3 + (options.serialRuns + options.serialWarmupRuns) * 10_000,
+    timeoutMs: 60_000 + (options.serialRuns + options.serialWarmupRuns) * 10_000,
     nodeArgs,
     stdin: true,
   });

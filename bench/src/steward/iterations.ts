@@ -242,12 +242,11 @@ export async function measureThroughput(
       return false;
     }
   };
-  // Warm-up: one round of runs at this concurrency.
+  // Warm-up: one round of runs at this concurrency. Against another platform, a whole window unmeasured: with one
+  // round only, the first window of each side was its slowest, and LangGraph.js's more so.
   const warmUp = () => Promise.all(Array.from({ length: concurrency }, () => one(false)));
-  await warmUp();
-  // Against another platform, first a whole window unmeasured: with one round only, the first window of each
-  // side was its slowest, and LangGraph.js's more so.
-  if (options.alternate) {
+  if (!options.alternate) await warmUp();
+  else {
     await closedLoopUntil(concurrency, options.windowMs, async () => {
       await one(false);
       return !stalled;

@@ -41,8 +41,20 @@ function stat(pid: number): ProcStat | null {
   }
 }
 
-/** CPU ms so far of the named processes, plus every PostgreSQL process (and the backends it reaped) and nats-server. */
-export function cpuNow(pids: Record<string, number>): Record<string, number> {
+/** What a meter counts besides the named processes. */
+export interface SharedProcesses {
+  /**
+   * nats-server's CPU (default true). A platform that does not use NATS (the LangGraph.js peer) leaves it out: what
+   * nats-server does meanwhile is another platform's (Steward's, idle beside it) or the machine's.
+   */
+  readonly nats?: boolean;
+}
+
+/**
+ * CPU ms so far of the named processes, plus every PostgreSQL process (and the backends it reaped) and, unless
+ * `shared.nats` is false, nats-server.
+ */
+export function cpuNow(pids: Record<string, number>, shared: SharedProcesses = {}): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) {
     const s = stat(pid);
@@ -58,7 +70,7 @@ export function cpuNow(pids: Record<string, number>): Record<string, number> {
     else if (s.comm === "nats-server") nats += s.own;
   }
   out.postgres = postgres;
-  out["nats-server"] = nats;
+  if (shared.nats !== false) out["nats-server"] = nats;
   return out;
 }
 
@@ -67,11 +79,11 @@ export interface CpuMeter {
   stop(): Record<string, number>;
 }
 
-export function cpuMeter(pids: Record<string, number>): CpuMeter {
-  const before = cpuNow(pids);
+export function cpuMeter(pids: Record<string, number>, shared: SharedProcesses = {}): CpuMeter {
+  const before = cpuNow(pids, shared);
   return {
     stop() {
-      const after = cpuNow(pids);
+      const after = cpuNow(pids, shared);
       const out: Record<string, number> = {};
       for (const [k, v] of Object.entries(after)) out[k] = Math.max(0, v - (before[k] ?? 0));
       return out;

@@ -189,7 +189,8 @@ async function main(): Promise<void> {
   async function window(): Promise<number> {
     // Unmeasured first, as Steward's windows are when they alternate: one round at this concurrency.
     await Promise.all(Array.from({ length: args.concurrency }, unmeasured));
-    const meter = cpuMeter({ langgraph: process.pid, "bench (model)": process.ppid });
+    // LangGraph.js does not use NATS: nats-server's CPU meanwhile is not its own (Steward's platform idles beside it).
+    const meter = cpuMeter({ langgraph: process.pid, "bench (model)": process.ppid }, { nats: false });
     const pgMeter = await pgActivityMeter(pool);
     let done = 0;
     const elapsed = await closedLoop(args.concurrency, args.windowMs, async () => {

@@ -185,6 +185,7 @@ async function main(): Promise<void> {
   const loadIds: string[] = [];
   const cpu: Record<string, number> = {};
   let pgActivity = noActivity;
+  // A run not measured: its answers' times are dropped (intervalsOf forgets the threads it reads).
   const unmeasured = async () => void intervalsOf([(await runOnce()).threadId]);
   async function window(): Promise<number> {
     // Unmeasured first, as Steward's windows are when they alternate: one round at this concurrency.

@@ -24,6 +24,7 @@ import {
   type InvokeResponse,
   type ListToolsResponse,
 } from "./gen/steward/v1/tool_exec";
+import { streamedCalls } from "./call-stream";
 
 /** Per-call options: a deadline in ms and the W3C trace context to carry in metadata. */
 export interface CallOptions {
@@ -139,16 +140,24 @@ const channelCredentials = (options: ClientOptions): ChannelCredentials => optio
 const channelOptionsOf = (options: ClientOptions): ChannelOptions =>
   options.serverName ? { ...channelOptions, "grpc.ssl_target_name_override": options.serverName } : channelOptions;
 
-/** A promise-returning client of the PolicyDecision service. */
+/**
+ * A promise-returning client of the PolicyDecision service. Decisions go on one long-lived stream
+ * (`DecideEach`); a call that asks to wait for the channel to be ready (start-up) is a unary `Decide`.
+ */
 export function createPolicyDecisionApi(address: string, options: ClientOptions = {}): PolicyDecisionApi {
   const channel = renewing(() => new PolicyDecisionClient(address, channelCredentials(options), channelOptionsOf(options)));
+  const decisions = streamedCalls(channel.current, (client) => client.decideEach());
   return {
     decide: (req, options = {}) => {
+      if (!options.waitForReady) return decisions.call(req, options);
       const client = channel.current();
       return unary(client.decide.bind(client), req, options);
     },
     state: () => stateOf(channel.current()),
-    close: () => channel.close(),
+    close: () => {
+      decisions.close();
+      channel.close();
+    },
   };
 }
 
@@ -159,20 +168,28 @@ export interface ToolExecApi {
   close(): void;
 }
 
-/** A promise-returning client of the ToolExec service. */
+/**
+ * A promise-returning client of the ToolExec service. Calls go on one long-lived stream (`InvokeEach`); a call
+ * that asks to wait for the channel to be ready (start-up) is a unary `Invoke`.
+ */
 export function createToolExecApi(address: string, options: ClientOptions = {}): ToolExecApi {
   const channel = renewing(() => new ToolExecClient(address, channelCredentials(options), channelOptionsOf(options)));
+  const calls = streamedCalls(channel.current, (client) => client.invokeEach());
   return {
     listTools: (options = {}) => {
       const client = channel.current();
       return unary(client.listTools.bind(client), {}, options);
     },
     invoke: (req, options = {}) => {
+      if (!options.waitForReady) return calls.call(req, options);
       const client = channel.current();
       return unary(client.invoke.bind(client), req, options);
     },
     state: () => stateOf(channel.current()),
-    close: () => channel.close(),
+    close: () => {
+      calls.close();
+      channel.close();
+    },
   };
 }
 

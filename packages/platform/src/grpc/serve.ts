@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { callStreamsOf } from "./call-stream";
 
 /**
  * A gRPC server that refuses to share its port: grpc-js enables SO_REUSEPORT by default, which would let a
@@ -22,9 +23,13 @@ export function bindGrpc(server: grpc.Server, address: string, credentials: grpc
   });
 }
 
-/** Stops accepting calls, lets in-flight calls finish for up to `graceMs`, then forces the rest. */
+/**
+ * Stops accepting calls, lets in-flight calls finish for up to `graceMs`, then forces the rest. A call stream
+ * takes no new call and ends once the calls it has are answered.
+ */
 export function shutdownGrpc(server: grpc.Server, graceMs = 5000): Promise<void> {
   return new Promise((resolve) => {
+    callStreamsOf(server).drain();
     const timer = setTimeout(() => {
       server.forceShutdown();
       resolve();

@@ -1,6 +1,7 @@
 import dns from "node:dns";
 import net from "node:net";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { CallStreams, serveCallStream, type grpc } from "@steward/platform";
 import { createToolExecApi, InvokeRequest, InvokeResponse, ToolExecService, type ToolExecApi } from "@steward/proto";
 import { waitFor } from "../../../../../test/support/wait-for";
 import { withPatience } from "./patient-tool-exec";
@@ -29,6 +30,7 @@ async function toolExec(host: string, port: number): Promise<{ port: number; sto
   server.addService(ToolExecService, {
     listTools: (_call: unknown, cb: (err: null, res: object) => void) => cb(null, { tools: [] }),
     invoke: (_call: unknown, cb: (err: null, res: object) => void) => cb(null, permit),
+    invokeEach: serveCallStream(new CallStreams(), () => Promise.resolve(permit), (err) => err as grpc.ServiceError),
   });
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),

@@ -1,0 +1,123 @@
+import { Metadata, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import type { CallStatus } from "./gen/steward/v1/call_stream";
+
+/**
+ * The caller's side of unary calls carried on one long-lived stream (docs/architecture.md, "Call streams").
+ * A unary call through grpc-js opens an HTTP/2 stream with its headers, metadata, deadline and trailers, and
+ * costs both processes several times what the message itself does; on a stream a call is one message each
+ * way. Calls go out as they come and are answered in any order, matched by id.
+ *
+ * What a caller sees is what a unary call gives: the response, or an error with a gRPC `code` and `details`
+ * (the server's status for that call; DEADLINE_EXCEEDED when the deadline passes first; UNAVAILABLE, or the
+ * stream's own status, when the stream ends with the call unanswered). A new stream is opened on the next call
+ * after one ends, on the channel the client has then. A dead peer is found by the channel's keepalive, which
+ * ends the stream; until then a call waits out its deadline, as a unary call on the same connection would.
+ */
+export interface StreamedCalls<Req, Res> {
+  call(request: Req, options: { deadlineMs?: number; traceparent?: string }): Promise<Res>;
+  /** Sends nothing more: the stream ends once the calls on it are answered. */
+  close(): void;
+}
+
+interface Envelope<Req> {
+  id: number;
+  request: Req | undefined;
+  traceparent: string;
+  deadlineMs: number;
+}
+
+interface Reply<Res> {
+  id: number;
+  response: Res | undefined;
+  status: CallStatus | undefined;
+}
+
+interface Pending<Res> {
+  resolve(response: Res): void;
+  reject(err: ServiceError): void;
+  timer: NodeJS.Timeout;
+}
+
+interface Live<C, Req, Res> {
+  readonly client: C;
+  readonly stream: ClientDuplexStream<Envelope<Req>, Reply<Res>>;
+  readonly pending: Map<number, Pending<Res>>;
+}
+
+const DEFAULT_DEADLINE_MS = 5000;
+
+export function callError(code: status, details: string): ServiceError {
+  const err = new Error(`${code} ${status[code] ?? ""}: ${details}`) as ServiceError;
+  err.code = code;
+  err.details = details;
+  err.metadata = new Metadata();
+  return err;
+}
+
+/**
+ * `current` is the client to open the next stream on (a channel may be replaced: a stream on a replaced one is
+ * given up, its calls answered UNAVAILABLE, as grpc-js answers the calls a closed channel held).
+ */
+export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) => ClientDuplexStream<Envelope<Req>, Reply<Res>>): StreamedCalls<Req, Res> {
+  let live: Live<C, Req, Res> | null = null;
+  let lastId = 0;
+  let closed = false;
+
+  function over(ended: Live<C, Req, Res>, err: ServiceError): void {
+    if (live === ended) live = null;
+    for (const pending of ended.pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(err);
+    }
+    ended.pending.clear();
+  }
+
+  function start(client: C): Live<C, Req, Res> {
+    const stream = open(client);
+    const opened: Live<C, Req, Res> = { client, stream, pending: new Map() };
+    stream.on("data", (reply: Reply<Res>) => {
+      const pending = opened.pending.get(reply.id);
+      if (!pending) return; // its deadline passed: nobody waits for it
+      opened.pending.delete(reply.id);
+      clearTimeout(pending.timer);
+      if (reply.status && reply.status.code !== status.OK) pending.reject(callError(reply.status.code, reply.status.message));
+      else if (reply.response === undefined) pending.reject(callError(status.INTERNAL, "a reply without a response"));
+      else pending.resolve(reply.response);
+    });
+    stream.on("error", (err: ServiceError) => over(opened, callError(err.code ?? status.UNAVAILABLE, err.details ?? err.message)));
+    stream.on("end", () => over(opened, callError(status.UNAVAILABLE, "the call stream ended before the call was answered")));
+    return opened;
+  }
+
+  return {
+    call(request, options) {
+      if (closed) return Promise.reject(callError(status.UNAVAILABLE, "the client is closed"));
+      const client = current();
+      if (live && live.client !== client) {
+        const replaced = live;
+        over(replaced, callError(status.UNAVAILABLE, "the channel was replaced before the call was answered"));
+        replaced.stream.cancel();
+      }
+      const on = live ?? (live = start(client));
+      lastId = (lastId + 1) >>> 0;
+      const id = lastId;
+      const deadlineMs = Math.max(1, Math.round(options.deadlineMs ?? DEFAULT_DEADLINE_MS));
+      return new Promise<Res>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          on.pending.delete(id);
+          reject(callError(status.DEADLINE_EXCEEDED, "Deadline exceeded"));
+        }, deadlineMs);
+        on.pending.set(id, { resolve, reject, timer });
+        on.stream.write({ id, request, traceparent: options.traceparent ?? "", deadlineMs });
+      });
+    },
+    close() {
+      closed = true;
+      const ending = live;
+      live = null;
+      if (!ending) return;
+      if (ending.pending.size === 0) ending.stream.cancel();
+      else ending.stream.end();
+    },
+  };
+}

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
         const pg = await measurePgFloor(db.url, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [1, 8, 64] });
         say("  JetStream publish-with-ack");
         const nats = await measureNatsFloor(natsUrl, namespace, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [64] });
-        say("  gRPC unary, one hop and chained");
+        say("  gRPC calls on a call stream, one hop and chained");
         const grpc = await measureGrpcFloor({ samples: options.floorSamples });
         results.floors = { pg, nats, grpc, stepFloorMs: pg.latency.p50 + nats.latency.p50 + grpc.chained.p50 };
       });

@@ -79,9 +79,17 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     }
     rows.push({ section: "floor", measure: "JetStream publish+ack, p50 / p99 (1 in flight)", value: `${ms(f.nats.latency.p50)} / ${ms(f.nats.latency.p99)}` });
     for (const [c, rate] of Object.entries(f.nats.rate)) rows.push({ section: "floor", measure: `JetStream acked publishes, ${c} in flight`, value: num(rate.median, "msg/s") + spread(rate, "") });
-    rows.push({ section: "floor", measure: "gRPC unary loopback, one hop p50 / p99", value: `${ms(f.grpc.oneHop.p50)} / ${ms(f.grpc.oneHop.p99)}` });
+    rows.push({ section: "floor", measure: "gRPC loopback, one hop p50 / p99 (a call on a call stream)", value: `${ms(f.grpc.oneHop.p50)} / ${ms(f.grpc.oneHop.p99)}` });
     rows.push({ section: "floor", measure: "gRPC chained pair (runner→tool-exec→policy shape) p50 / p99", value: `${ms(f.grpc.chained.p50)} / ${ms(f.grpc.chained.p99)}` });
     rows.push({ section: "floor", measure: "step floor = PG commit + JetStream ack + chained gRPC (p50s)", value: ms(f.stepFloorMs) });
+    const unary = f.grpc.unary;
+    if (unary) {
+      rows.push({
+        section: "floor",
+        measure: "gRPC unary calls (as before session 28): one hop, chained pair, p50; step floor counted with them",
+        value: `${ms(unary.oneHop.p50)}, ${ms(unary.chained.p50)}; ${ms(f.pg.latency.p50 + f.nats.latency.p50 + unary.chained.p50)}`,
+      });
+    }
   }
   const s = r.steward;
   const lgAsync = r.peer?.async;

@@ -4,10 +4,15 @@ import { spawnNode } from "../child";
 import { summarize, type Summary } from "../stats";
 
 export interface GrpcFloor {
-  /** client → server, unary, over loopback. */
+  /** client → server over loopback, each call a message on a call stream (as Steward's services call). */
   readonly oneHop: Summary;
   /** client → relay → leaf (runner → tool-exec → policy), each a separate process. */
   readonly chained: Summary;
+  /**
+   * The same two, each call a unary call of its own (an HTTP/2 stream per call): how Steward's services called
+   * before session 28, and what the step floor counted then. Absent in results from before.
+   */
+  readonly unary?: { readonly oneHop: Summary; readonly chained: Summary };
 }
 
 // What tool-exec sends the PDP on every tool call.
@@ -18,18 +23,24 @@ const REQUEST: DecideRequest = {
   context: { run_id: "00000000-0000-4000-8000-000000000000", step_no: "3", fingerprint: "f".repeat(64) },
 };
 
-async function sample(api: PolicyDecisionApi, n: number): Promise<number[]> {
-  for (let i = 0; i < 300; i++) await api.decide(REQUEST, { deadlineMs: 5000, waitForReady: true }); // warm-up
+/** `unary`: each call a unary Decide (the client's `waitForReady` calls are); else a call on the client's stream. */
+async function sample(api: PolicyDecisionApi, n: number, unary = false): Promise<number[]> {
+  await api.decide(REQUEST, { deadlineMs: 5000, waitForReady: true }); // the server is up
+  const options = { deadlineMs: 5000, waitForReady: unary };
+  for (let i = 0; i < 300; i++) await api.decide(REQUEST, options); // warm-up
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    await api.decide(REQUEST, { deadlineMs: 5000 });
+    await api.decide(REQUEST, options);
     out.push(performance.now() - t0);
   }
   return out;
 }
 
-/** gRPC unary over loopback with Steward's generated PolicyDecision service: one hop, and a chained pair. */
+/**
+ * gRPC over loopback with Steward's generated PolicyDecision service and client, called as Steward's services
+ * call (a call stream, `DecideEach`): one hop, and a chained pair.
+ */
 export async function measureGrpcFloor(options: { samples: number }): Promise<GrpcFloor> {
   const script = join(__dirname, "grpc-server.js");
   const leaf = await spawnNode(script, ["leaf"]);
@@ -40,7 +51,11 @@ export async function measureGrpcFloor(options: { samples: number }): Promise<Gr
   const direct = createPolicyDecisionApi(String(leaf.ready.addr));
   const chained = createPolicyDecisionApi(String(relay.ready.addr));
   try {
-    return { oneHop: summarize(await sample(direct, options.samples)), chained: summarize(await sample(chained, options.samples)) };
+    return {
+      oneHop: summarize(await sample(direct, options.samples)),
+      chained: summarize(await sample(chained, options.samples)),
+      unary: { oneHop: summarize(await sample(direct, options.samples, true)), chained: summarize(await sample(chained, options.samples, true)) },
+    };
   } finally {
     direct.close();
     chained.close();

@@ -1,24 +1,27 @@
 // A trivial PolicyDecision server for the gRPC floor, run as its own process: `leaf` answers permit at
 // once; `relay <addr>` asks the leaf at <addr> and returns its answer (as tool-exec asks policy).
-import { bindGrpc, createGrpcServer, grpc } from "@steward/platform";
-import { PolicyDecisionService, createPolicyDecisionApi, type PolicyDecisionServer } from "@steward/proto";
+import { bindGrpc, callStreamsOf, createGrpcServer, grpc, serveCallStream } from "@steward/platform";
+import { PolicyDecisionService, createPolicyDecisionApi, type DecideRequest, type DecideResponse, type PolicyDecisionServer } from "@steward/proto";
 
 async function main(): Promise<void> {
   const [role, next] = process.argv.slice(2);
   const upstream = role === "relay" ? createPolicyDecisionApi(next) : null;
+  // A relay asks the leaf the way it was asked: a unary call with a unary call (`waitForReady` calls are unary),
+  // a call on a stream on its own stream.
+  const answer = (request: DecideRequest, unary = false): Promise<DecideResponse> =>
+    upstream
+      ? upstream.decide(request, { deadlineMs: 5000, waitForReady: unary })
+      : Promise.resolve({ permit: true, code: "", reasons: [], policyIds: ["bench"] });
+  const server = createGrpcServer();
   const impl: PolicyDecisionServer = {
     decide(call, callback) {
-      if (!upstream) {
-        callback(null, { permit: true, code: "", reasons: [], policyIds: ["bench"] });
-        return;
-      }
-      upstream.decide(call.request, { deadlineMs: 5000 }).then(
+      answer(call.request, true).then(
         (res) => callback(null, res),
         (err: grpc.ServiceError) => callback(err),
       );
     },
+    decideEach: serveCallStream(callStreamsOf(server), (request: DecideRequest) => answer(request), (err) => err as grpc.ServiceError),
   };
-  const server = createGrpcServer();
   server.addService(PolicyDecisionService, impl);
   const port = await bindGrpc(server, "127.0.0.1:0");
   process.stdout.write(`${JSON.stringify({ msg: "listening", addr: `127.0.0.1:${port}` })}\n`);

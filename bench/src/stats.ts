@@ -45,9 +45,31 @@ export function repeated(values: readonly number[]): Repeated {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values), values: [...values] };
 }
 
-/** Wall clock in ms with sub-ms resolution, comparable with PostgreSQL's clock_timestamp() on this machine. */
+/** Where the monotonic clock's zero lies on the system clock, in ms since the epoch. */
+let anchor = performance.timeOrigin;
+
+/** The system clock at its next millisecond tick, less the monotonic clock then: an anchor to within microseconds. */
+function anchorAtTick(): number {
+  const start = Date.now();
+  let wall = start;
+  while (wall === start) wall = Date.now();
+  return wall - performance.now();
+}
+
+/**
+ * Wall clock in ms with sub-ms resolution, comparable with PostgreSQL's clock_timestamp() on this machine. The
+ * monotonic clock gives the resolution; the system clock, which PostgreSQL reads, decides where it lies. When
+ * the two part by more than Date.now()'s own millisecond (the system clock was adjusted while the bench ran:
+ * seen once, about 0.6 s over a full run, which made every bench time against a stored one wrong by that much),
+ * the anchor is taken again.
+ */
 export function wallMs(): number {
-  return performance.timeOrigin + performance.now();
+  const now = performance.now();
+  if (Math.abs(anchor + now - Date.now()) > 1.5) {
+    anchor = anchorAtTick();
+    return anchor + performance.now();
+  }
+  return anchor + now;
 }
 
 /** An ISO timestamp with microseconds (as the store returns them) in ms since the epoch. */

@@ -3,6 +3,7 @@ import type { BenchPlatform } from "../platform";
 import type { GatewayClient } from "./client";
 import type { RunWatcher } from "./watcher";
 import { runInput } from "../fake-model";
+import { wallMs } from "../stats";
 
 /** What the Steward phases share. */
 export interface StewardBench {
@@ -24,9 +25,9 @@ export function processIds(bench: StewardBench): Record<string, number> {
 
 /** Creates a scripted run through the gateway; resolves with its id and when the POST was sent (wall ms). */
 export async function createRun(bench: StewardBench, iterations: number, holdMs = 0, tool?: string): Promise<{ id: string; postedAt: number; answeredAt: number }> {
-  const postedAt = performance.timeOrigin + performance.now();
+  const postedAt = wallMs();
   const res = await bench.client.post("/v1/agents/runs", { input: runInput(iterations, holdMs, tool) }, bench.token);
-  const answeredAt = performance.timeOrigin + performance.now();
+  const answeredAt = wallMs();
   if (res.status !== 201) throw new Error(`POST /v1/agents/runs answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
   return { id: res.body.id as string, postedAt, answeredAt };
 }

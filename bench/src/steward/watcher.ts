@@ -1,6 +1,7 @@
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { busNames } from "@steward/contract";
 import { connectNats } from "@steward/platform";
+import { wallMs } from "../stats";
 
 /**
  * Watches the bus copies of run events (core NATS subscription on the event subjects) and resolves the
@@ -26,7 +27,7 @@ export async function watchRuns(natsUrl: string, namespace: string): Promise<Run
       callback: (err, msg) => {
         if (err) return;
         const runId = msg.subject.slice(`${prefix}agent.events.`.length).split(".")[0];
-        const value = { type, at: performance.timeOrigin + performance.now() };
+        const value = { type, at: wallMs() };
         const waiter = waiting.get(runId);
         if (waiter) {
           waiting.delete(runId);

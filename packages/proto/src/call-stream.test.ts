@@ -1,6 +1,5 @@
 import { credentials, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
-import { bindGrpc, callStreamsOf, createGrpcServer, grpc, grpcError, serveCallStream, shutdownGrpc, type CallMeta } from "@steward/platform";
-import { streamedCalls } from "./call-stream";
+import { bindGrpc, callStreamsOf, createGrpcServer, grpc, grpcError, serveCallStream, shutdownGrpc, streamedCalls, type CallMeta } from "@steward/platform";
 import { PolicyDecisionClient, PolicyDecisionService, type DecideCall, type DecideReply, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
 
 // Calls on a call stream, both ends real: a grpc-js server on loopback with `serveCallStream`, and the

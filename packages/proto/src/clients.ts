@@ -24,7 +24,7 @@ import {
   type InvokeResponse,
   type ListToolsResponse,
 } from "./gen/steward/v1/tool_exec";
-import { streamedCalls } from "./call-stream";
+import { streamedCalls } from "@steward/platform";
 
 /** Per-call options: a deadline in ms and the W3C trace context to carry in metadata. */
 export interface CallOptions {

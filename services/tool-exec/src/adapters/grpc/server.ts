@@ -75,7 +75,6 @@ export function createDeferredToolExecServer(logger?: Logger): { server: grpc.Se
 interface ToolExecImpl {
   listTools(): ListToolsResponse;
   invoke(req: InvokeRequest, meta: CallMeta): Promise<InvokeResponse>;
-  statusOf(err: unknown, req: InvokeRequest): grpc.ServiceError;
 }
 
 const starting = () => grpcError(grpc.status.UNAVAILABLE, "tool-exec is starting");
@@ -86,8 +85,7 @@ function servedBy(implOf: () => ToolExecImpl | null, streams: CallStreams, logge
     const impl = implOf();
     return impl ? impl.invoke(req, meta) : Promise.reject(starting());
   };
-  // Before `attach` the only failure is the server starting (a status already).
-  const statusOf = (err: unknown, req: InvokeRequest): grpc.ServiceError => implOf()?.statusOf(err, req) ?? toStatus(err, logger, { run_id: req.runId, tool: req.toolName });
+  const statusOf = (err: unknown, req: InvokeRequest): grpc.ServiceError => toStatus(err, logger, { run_id: req.runId, tool: req.toolName });
   return {
     listTools(_call, callback) {
       const impl = implOf();
@@ -134,7 +132,6 @@ function toolExecImpl(deps: ServerDeps): ToolExecImpl {
   }));
   return {
     listTools: () => ({ tools }),
-    statusOf: (err, req) => toStatus(err, deps.logger, { run_id: req.runId, tool: req.toolName }),
     async invoke(req, meta) {
       if (!req.runId || !req.tenantId || !req.userId || !req.toolName) {
         throw grpcError(grpc.status.INVALID_ARGUMENT, "run_id, tenant_id, user_id and tool_name are required");

@@ -1,8 +1,10 @@
-import { Metadata, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
-import type { CallStatus } from "./gen/steward/v1/call_stream";
+import { status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import type { StreamedCall, StreamedReply } from "./call-stream";
+import { grpcError } from "./serve";
 
 /**
- * The caller's side of unary calls carried on one long-lived stream (docs/architecture.md, "Call streams").
+ * The caller's side of unary calls carried on one long-lived stream (docs/architecture.md, "Call streams";
+ * the server's side is `serveCallStream`).
  * A unary call through grpc-js opens an HTTP/2 stream with its headers, metadata, deadline and trailers, and
  * costs both processes several times what the message itself does; on a stream a call is one message each
  * way. Calls go out as they come and are answered in any order, matched by id.
@@ -19,19 +21,6 @@ export interface StreamedCalls<Req, Res> {
   close(): void;
 }
 
-interface Envelope<Req> {
-  id: number;
-  request: Req | undefined;
-  traceparent: string;
-  deadlineMs: number;
-}
-
-interface Reply<Res> {
-  id: number;
-  response: Res | undefined;
-  status: CallStatus | undefined;
-}
-
 interface Pending<Res> {
   resolve(response: Res): void;
   reject(err: ServiceError): void;
@@ -40,25 +29,17 @@ interface Pending<Res> {
 
 interface Live<C, Req, Res> {
   readonly client: C;
-  readonly stream: ClientDuplexStream<Envelope<Req>, Reply<Res>>;
+  readonly stream: ClientDuplexStream<StreamedCall<Req>, StreamedReply<Res>>;
   readonly pending: Map<number, Pending<Res>>;
 }
 
 const DEFAULT_DEADLINE_MS = 5000;
 
-export function callError(code: status, details: string): ServiceError {
-  const err = new Error(`${code} ${status[code] ?? ""}: ${details}`) as ServiceError;
-  err.code = code;
-  err.details = details;
-  err.metadata = new Metadata();
-  return err;
-}
-
 /**
  * `current` is the client to open the next stream on (a channel may be replaced: a stream on a replaced one is
  * given up, its calls answered UNAVAILABLE, as grpc-js answers the calls a closed channel held).
  */
-export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) => ClientDuplexStream<Envelope<Req>, Reply<Res>>): StreamedCalls<Req, Res> {
+export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) => ClientDuplexStream<StreamedCall<Req>, StreamedReply<Res>>): StreamedCalls<Req, Res> {
   let live: Live<C, Req, Res> | null = null;
   let lastId = 0;
   let closed = false;
@@ -75,27 +56,27 @@ export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) =
   function start(client: C): Live<C, Req, Res> {
     const stream = open(client);
     const opened: Live<C, Req, Res> = { client, stream, pending: new Map() };
-    stream.on("data", (reply: Reply<Res>) => {
+    stream.on("data", (reply: StreamedReply<Res>) => {
       const pending = opened.pending.get(reply.id);
       if (!pending) return; // its deadline passed: nobody waits for it
       opened.pending.delete(reply.id);
       clearTimeout(pending.timer);
-      if (reply.status && reply.status.code !== status.OK) pending.reject(callError(reply.status.code, reply.status.message));
-      else if (reply.response === undefined) pending.reject(callError(status.INTERNAL, "a reply without a response"));
+      if (reply.status && reply.status.code !== status.OK) pending.reject(grpcError(reply.status.code, reply.status.message));
+      else if (reply.response === undefined) pending.reject(grpcError(status.INTERNAL, "a reply without a response"));
       else pending.resolve(reply.response);
     });
-    stream.on("error", (err: ServiceError) => over(opened, callError(err.code ?? status.UNAVAILABLE, err.details ?? err.message)));
-    stream.on("end", () => over(opened, callError(status.UNAVAILABLE, "the call stream ended before the call was answered")));
+    stream.on("error", (err: ServiceError) => over(opened, grpcError(err.code ?? status.UNAVAILABLE, err.details ?? err.message)));
+    stream.on("end", () => over(opened, grpcError(status.UNAVAILABLE, "the call stream ended before the call was answered")));
     return opened;
   }
 
   return {
     call(request, options) {
-      if (closed) return Promise.reject(callError(status.UNAVAILABLE, "the client is closed"));
+      if (closed) return Promise.reject(grpcError(status.UNAVAILABLE, "the client is closed"));
       const client = current();
       if (live && live.client !== client) {
         const replaced = live;
-        over(replaced, callError(status.UNAVAILABLE, "the channel was replaced before the call was answered"));
+        over(replaced, grpcError(status.UNAVAILABLE, "the channel was replaced before the call was answered"));
         replaced.stream.cancel();
       }
       const on = live ?? (live = start(client));
@@ -105,7 +86,7 @@ export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) =
       return new Promise<Res>((resolve, reject) => {
         const timer = setTimeout(() => {
           on.pending.delete(id);
-          reject(callError(status.DEADLINE_EXCEEDED, "Deadline exceeded"));
+          reject(grpcError(status.DEADLINE_EXCEEDED, "Deadline exceeded"));
         }, deadlineMs);
         on.pending.set(id, { resolve, reject, timer });
         on.stream.write({ id, request, traceparent: options.traceparent ?? "", deadlineMs });

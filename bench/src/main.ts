@@ -84,12 +84,19 @@ async function main(): Promise<void> {
     if (wants(options, "floors")) {
       await phase(results, "floors", async () => {
         say("  PostgreSQL single-row transactions");
-        const pg = await measurePgFloor(db.url, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [1, 8, 64] });
+        const idle = { samples: options.idleSamples, ms: options.idleMs };
+        const pg = await measurePgFloor(db.url, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [1, 8, 64], idle });
         say("  JetStream publish-with-ack");
-        const nats = await measureNatsFloor(natsUrl, namespace, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [64] });
+        const nats = await measureNatsFloor(natsUrl, namespace, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [64], idle });
         say("  gRPC calls on a call stream, one hop and chained");
-        const grpc = await measureGrpcFloor({ samples: options.floorSamples });
-        results.floors = { pg, nats, grpc, stepFloorMs: pg.latency.p50 + nats.latency.p50 + grpc.chained.p50 };
+        const grpc = await measureGrpcFloor({ samples: options.floorSamples, idle });
+        results.floors = {
+          pg,
+          nats,
+          grpc,
+          stepFloorMs: pg.latency.p50 + nats.latency.p50 + grpc.chained.p50,
+          idle: { ms: idle.ms, stepFloorMs: pg.afterIdle.p50 + nats.afterIdle.p50 + grpc.chainedAfterIdle.p50 },
+        };
       });
     }
 

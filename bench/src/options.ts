@@ -22,6 +22,9 @@ export interface BenchOptions {
   readonly windowMs: number;
   /** Samples of a sequential latency floor (PG, JetStream, gRPC). */
   readonly floorSamples: number;
+  /** Samples of each floor taken after an idle pause, and that pause, ms (`afterIdle` in stats.ts). */
+  readonly idleSamples: number;
+  readonly idleMs: number;
   /** Runs measured one at a time for the per-iteration latency. */
   readonly serialRuns: number;
   /**
@@ -63,6 +66,8 @@ export function readOptions(argv: string[]): BenchOptions {
     pairs: quick ? 1 : 5,
     windowMs: quick ? 3000 : 10_000,
     floorSamples: quick ? 300 : 2000,
+    idleSamples: quick ? 100 : 400,
+    idleMs: 10,
     serialRuns: quick ? 3 : 10,
     serialWarmupRuns: quick ? 2 : 20,
     pathSamples: quick ? 30 : 150,

@@ -1,4 +1,4 @@
-import { wallMs } from "./stats";
+import { afterIdle, wallMs } from "./stats";
 
 // The bench compares its own times with PostgreSQL's clock_timestamp(). Both must read the system clock, also
 // after the system clock is adjusted while the bench runs.
@@ -18,5 +18,26 @@ describe("wallMs", () => {
     const later = wallMs();
     expect(later).toBeGreaterThanOrEqual(after);
     expect(Number.isInteger(later) && Number.isInteger(after)).toBe(false);
+  });
+});
+
+describe("afterIdle", () => {
+  it("given an exchange, then each sample starts an idle pause after the one before ended and times the exchange alone", async () => {
+    const idleMs = 15;
+    const workMs = 5;
+    const starts: number[] = [];
+    const ends: number[] = [];
+    const samples = await afterIdle(4, idleMs, async () => {
+      starts.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, workMs));
+      ends.push(performance.now());
+    });
+    expect(samples).toHaveLength(4);
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - ends[i - 1]).toBeGreaterThanOrEqual(idleMs - 1);
+    // The pause is not counted: each sample is the exchange's own time.
+    samples.forEach((sample, i) => {
+      expect(sample).toBeGreaterThanOrEqual(workMs - 1);
+      expect(Math.abs(sample - (ends[i] - starts[i]))).toBeLessThan(1);
+    });
   });
 });

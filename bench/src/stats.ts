@@ -81,6 +81,22 @@ export function isoToMs(iso: string): number {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * `samples` exchanges one at a time, each started `idleMs` after the one before it ended (a timer, not a busy
+ * wait), so that the processes on both ends have gone idle, as they do between the steps of a run driven one at a
+ * time; each sample times `op` alone.
+ */
+export async function afterIdle(samples: number, idleMs: number, op: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    await sleep(idleMs);
+    const t0 = performance.now();
+    await op();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
 /** Runs `worker` on `concurrency` parallel loops until `durationMs` has passed; each loop finishes its last call. */
 export async function closedLoop(concurrency: number, durationMs: number, worker: (slot: number) => Promise<void>): Promise<number> {
   const start = performance.now();

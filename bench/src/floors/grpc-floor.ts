@@ -1,13 +1,15 @@
 import { join } from "node:path";
 import { createPolicyDecisionApi, type DecideRequest, type PolicyDecisionApi } from "@steward/proto";
 import { spawnNode } from "../child";
-import { summarize, type Summary } from "../stats";
+import { afterIdle, summarize, type Summary } from "../stats";
 
 export interface GrpcFloor {
   /** client → server over loopback, each call a message on a call stream (as Steward's services call). */
   readonly oneHop: Summary;
   /** client → relay → leaf (runner → tool-exec → policy), each a separate process. */
   readonly chained: Summary;
+  /** The chained pair, each call after an idle pause (as between a serial run's steps). */
+  readonly chainedAfterIdle: Summary;
   /**
    * The same two, each call a unary call of its own (an HTTP/2 stream per call): how Steward's services called
    * before session 28, and what the step floor counted then. Absent in results from before.
@@ -39,9 +41,9 @@ async function sample(api: PolicyDecisionApi, n: number, unary = false): Promise
 
 /**
  * gRPC over loopback with Steward's generated PolicyDecision service and client, called as Steward's services
- * call (a call stream, `DecideEach`): one hop, and a chained pair.
+ * call (a call stream, `DecideEach`): one hop, and a chained pair (back to back, and each after an idle pause).
  */
-export async function measureGrpcFloor(options: { samples: number }): Promise<GrpcFloor> {
+export async function measureGrpcFloor(options: { samples: number; idle: { samples: number; ms: number } }): Promise<GrpcFloor> {
   const script = join(__dirname, "grpc-server.js");
   const leaf = await spawnNode(script, ["leaf"]);
   const relay = await spawnNode(script, ["relay", String(leaf.ready.addr)]).catch(async (err) => {
@@ -54,6 +56,7 @@ export async function measureGrpcFloor(options: { samples: number }): Promise<Gr
     return {
       oneHop: summarize(await sample(direct, options.samples)),
       chained: summarize(await sample(chained, options.samples)),
+      chainedAfterIdle: summarize(await afterIdle(options.idle.samples, options.idle.ms, () => chained.decide(REQUEST, { deadlineMs: 5000 }))),
       unary: { oneHop: summarize(await sample(direct, options.samples, true)), chained: summarize(await sample(chained, options.samples, true)) },
     };
   } finally {

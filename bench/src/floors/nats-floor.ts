@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connectNats } from "@steward/platform";
-import { closedLoop, repeated, summarize, type Repeated, type Summary } from "../stats";
+import { afterIdle, closedLoop, repeated, summarize, type Repeated, type Summary } from "../stats";
 
 export interface NatsFloor {
   readonly latency: Summary;
+  /** The same publish, each after an idle pause (`options.idle`). */
+  readonly afterIdle: Summary;
   /** Acked publishes/s with this many publishes in flight. */
   readonly rate: Record<number, Repeated>;
   readonly serverVersion: string;
@@ -16,12 +18,13 @@ export function floorStreamName(namespace: string): string {
 
 /**
  * JetStream's floor: publish-with-ack to a file-backed stream (as Steward's streams are), with a
- * Nats-Msg-Id (as the relay sends), one at a time; and the acked rate with several in flight.
+ * Nats-Msg-Id (as the relay sends), one at a time (back to back, and each after an idle pause); and the acked
+ * rate with several in flight.
  */
 export async function measureNatsFloor(
   natsUrl: string,
   namespace: string,
-  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[] },
+  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[]; idle: { samples: number; ms: number } },
 ): Promise<NatsFloor> {
   const nc = await connectNats(natsUrl, "steward-bench-floor");
   const stream = floorStreamName(namespace);
@@ -39,6 +42,7 @@ export async function measureNatsFloor(
       await publish();
       samples.push(performance.now() - t0);
     }
+    const idle = await afterIdle(options.idle.samples, options.idle.ms, publish);
     const rate: Record<number, Repeated> = {};
     for (const c of options.concurrencies) {
       const values: number[] = [];
@@ -53,7 +57,7 @@ export async function measureNatsFloor(
       rate[c] = repeated(values);
     }
     await jsm.streams.delete(stream).catch(() => undefined);
-    return { latency: summarize(samples), rate, serverVersion: nc.info?.version ?? "unknown" };
+    return { latency: summarize(samples), afterIdle: summarize(idle), rate, serverVersion: nc.info?.version ?? "unknown" };
   } finally {
     await nc.close();
   }

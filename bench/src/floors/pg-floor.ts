@@ -1,5 +1,5 @@
 import pg from "pg";
-import { closedLoop, repeated, summarize, type Repeated, type Summary } from "../stats";
+import { afterIdle, closedLoop, repeated, summarize, type Repeated, type Summary } from "../stats";
 
 /** One single-row transaction: BEGIN, INSERT one row, COMMIT (synchronous_commit as the server has it). */
 async function transaction(client: pg.PoolClient, payload: string): Promise<void> {
@@ -13,18 +13,20 @@ const PAYLOAD = JSON.stringify({ step_no: 3, call_id: "call_3", tool_name: "test
 
 export interface PgFloor {
   readonly latency: Summary;
+  /** The same transaction, each after an idle pause (`options.idle`). */
+  readonly afterIdle: Summary;
   /** Transactions/s at each concurrency. */
   readonly rate: Record<number, Repeated>;
   readonly settings: Record<string, string>;
 }
 
 /**
- * PostgreSQL's floor: latency of a single-row transaction one at a time, and the transaction rate at the
- * given concurrencies (closed loop, one connection per client).
+ * PostgreSQL's floor: latency of a single-row transaction one at a time (back to back, and each after an idle
+ * pause), and the transaction rate at the given concurrencies (closed loop, one connection per client).
  */
 export async function measurePgFloor(
   databaseUrl: string,
-  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[] },
+  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[]; idle: { samples: number; ms: number } },
 ): Promise<PgFloor> {
   const maxC = Math.max(...options.concurrencies);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: maxC, application_name: "steward-bench-floor" });
@@ -44,6 +46,7 @@ export async function measurePgFloor(
         await transaction(clients[0], PAYLOAD);
         samples.push(performance.now() - t0);
       }
+      const idle = await afterIdle(options.idle.samples, options.idle.ms, () => transaction(clients[0], PAYLOAD));
       const rate: Record<number, Repeated> = {};
       for (const c of options.concurrencies) {
         await closedLoop(c, Math.min(1000, options.windowMs / 2), (slot) => transaction(clients[slot], PAYLOAD)); // warm-up
@@ -58,7 +61,7 @@ export async function measurePgFloor(
         }
         rate[c] = repeated(values);
       }
-      return { latency: summarize(samples), rate, settings };
+      return { latency: summarize(samples), afterIdle: summarize(idle), rate, settings };
     } finally {
       for (const c of clients) c.release();
     }

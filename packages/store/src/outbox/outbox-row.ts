@@ -14,9 +14,13 @@ export interface OutboxRow {
   readonly version?: number;
 }
 
-/** Publishes one row with its headers and message id; resolves with JetStream's acknowledgement. */
+/**
+ * Publishes one row with its headers and message id; resolves with JetStream's acknowledgement. The headers are
+ * appended to an empty set: `set` would first look each name up to delete it, twice the work and the garbage
+ * for every message (docs/performance.md, "Session 29").
+ */
 export function publishRow(js: JetStreamClient, row: OutboxRow): Promise<PubAck> {
   const h = natsHeaders();
-  for (const [k, v] of Object.entries(row.headers)) h.set(k, v);
+  for (const [k, v] of Object.entries(row.headers)) h.append(k, v);
   return js.publish(row.subject, row.payload, { msgID: row.msg_id, headers: h });
 }

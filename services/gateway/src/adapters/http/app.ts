@@ -20,6 +20,7 @@ import { registerThreadRoutes, type ThreadRoutesDeps } from "./routes/threads";
 import { registerStatusRoutes, type StatusRoutesDeps } from "./routes/status";
 import { registerConsoleRoutes, type ConsoleRoutesDeps } from "./routes/console";
 import { registerMcpRoutes, type McpRoutesDeps } from "./routes/mcp";
+import { requestLoggerFactory } from "./request-logger";
 
 export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps, McpRoutesDeps {
   readonly logger: Logger;
@@ -38,6 +39,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // No line per request: the services log per step and per refusal (and metrics time every request).
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: BODY_LIMIT,
     // A path segment may name a user (membership routes): up to 256 characters, each up to 12 when percent-encoded.
     routerOptions: { maxParamLength: 3072 },

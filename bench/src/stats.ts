@@ -81,15 +81,21 @@ export function isoToMs(iso: string): number {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How many exchanges `afterIdle` times, and the pause before each, ms. */
+export interface IdlePause {
+  readonly samples: number;
+  readonly ms: number;
+}
+
 /**
- * `samples` exchanges one at a time, each started `idleMs` after the one before it ended (a timer, not a busy
+ * `idle.samples` exchanges one at a time, each started `idle.ms` after the one before it ended (a timer, not a busy
  * wait), so that the processes on both ends have gone idle, as they do between the steps of a run driven one at a
  * time; each sample times `op` alone.
  */
-export async function afterIdle(samples: number, idleMs: number, op: () => Promise<unknown>): Promise<number[]> {
+export async function afterIdle(idle: IdlePause, op: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    await sleep(idleMs);
+  for (let i = 0; i < idle.samples; i++) {
+    await sleep(idle.ms);
     const t0 = performance.now();
     await op();
     out.push(performance.now() - t0);

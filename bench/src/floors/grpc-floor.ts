@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { createPolicyDecisionApi, type DecideRequest, type PolicyDecisionApi } from "@steward/proto";
 import { spawnNode } from "../child";
-import { afterIdle, summarize, type Summary } from "../stats";
+import { afterIdle, summarize, type IdlePause, type Summary } from "../stats";
 
 export interface GrpcFloor {
   /** client → server over loopback, each call a message on a call stream (as Steward's services call). */
@@ -43,7 +43,7 @@ async function sample(api: PolicyDecisionApi, n: number, unary = false): Promise
  * gRPC over loopback with Steward's generated PolicyDecision service and client, called as Steward's services
  * call (a call stream, `DecideEach`): one hop, and a chained pair (back to back, and each after an idle pause).
  */
-export async function measureGrpcFloor(options: { samples: number; idle: { samples: number; ms: number } }): Promise<GrpcFloor> {
+export async function measureGrpcFloor(options: { samples: number; idle: IdlePause }): Promise<GrpcFloor> {
   const script = join(__dirname, "grpc-server.js");
   const leaf = await spawnNode(script, ["leaf"]);
   const relay = await spawnNode(script, ["relay", String(leaf.ready.addr)]).catch(async (err) => {
@@ -56,7 +56,7 @@ export async function measureGrpcFloor(options: { samples: number; idle: { sampl
     return {
       oneHop: summarize(await sample(direct, options.samples)),
       chained: summarize(await sample(chained, options.samples)),
-      chainedAfterIdle: summarize(await afterIdle(options.idle.samples, options.idle.ms, () => chained.decide(REQUEST, { deadlineMs: 5000 }))),
+      chainedAfterIdle: summarize(await afterIdle(options.idle, () => chained.decide(REQUEST, { deadlineMs: 5000 }))),
       unary: { oneHop: summarize(await sample(direct, options.samples, true)), chained: summarize(await sample(chained, options.samples, true)) },
     };
   } finally {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connectNats } from "@steward/platform";
-import { afterIdle, closedLoop, repeated, summarize, type Repeated, type Summary } from "../stats";
+import { afterIdle, closedLoop, repeated, summarize, type IdlePause, type Repeated, type Summary } from "../stats";
 
 export interface NatsFloor {
   readonly latency: Summary;
@@ -24,7 +24,7 @@ export function floorStreamName(namespace: string): string {
 export async function measureNatsFloor(
   natsUrl: string,
   namespace: string,
-  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[]; idle: { samples: number; ms: number } },
+  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[]; idle: IdlePause },
 ): Promise<NatsFloor> {
   const nc = await connectNats(natsUrl, "steward-bench-floor");
   const stream = floorStreamName(namespace);
@@ -42,7 +42,7 @@ export async function measureNatsFloor(
       await publish();
       samples.push(performance.now() - t0);
     }
-    const idle = await afterIdle(options.idle.samples, options.idle.ms, publish);
+    const idle = await afterIdle(options.idle, publish);
     const rate: Record<number, Repeated> = {};
     for (const c of options.concurrencies) {
       const values: number[] = [];

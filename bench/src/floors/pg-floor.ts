@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterIdle, closedLoop, repeated, summarize, type Repeated, type Summary } from "../stats";
+import { afterIdle, closedLoop, repeated, summarize, type IdlePause, type Repeated, type Summary } from "../stats";
 
 /** One single-row transaction: BEGIN, INSERT one row, COMMIT (synchronous_commit as the server has it). */
 async function transaction(client: pg.PoolClient, payload: string): Promise<void> {
@@ -26,7 +26,7 @@ export interface PgFloor {
  */
 export async function measurePgFloor(
   databaseUrl: string,
-  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[]; idle: { samples: number; ms: number } },
+  options: { samples: number; windowMs: number; repeats: number; concurrencies: number[]; idle: IdlePause },
 ): Promise<PgFloor> {
   const maxC = Math.max(...options.concurrencies);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: maxC, application_name: "steward-bench-floor" });
@@ -46,7 +46,7 @@ export async function measurePgFloor(
         await transaction(clients[0], PAYLOAD);
         samples.push(performance.now() - t0);
       }
-      const idle = await afterIdle(options.idle.samples, options.idle.ms, () => transaction(clients[0], PAYLOAD));
+      const idle = await afterIdle(options.idle, () => transaction(clients[0], PAYLOAD));
       const rate: Record<number, Repeated> = {};
       for (const c of options.concurrencies) {
         await closedLoop(c, Math.min(1000, options.windowMs / 2), (slot) => transaction(clients[slot], PAYLOAD)); // warm-up

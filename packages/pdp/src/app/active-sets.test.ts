@@ -65,3 +65,112 @@ describe("active sets held in a bounded LRU", () => {
     expect(decide(t1, "t1")).toMatchObject({ permit: true, policyIds: ["t1-permits"] });
   });
 });
+
+describe("active sets read once at a time per tenant", () => {
+  const text = `@id("t-permits")\npermit (principal, action, resource);`;
+  const row = (version: number): PolicySetRow => ({
+    tenant_id: "t",
+    version,
+    policies: text,
+    policy_ids: [],
+    status: "active",
+    created_by: "test",
+    created_at: "",
+    activated_at: null,
+  });
+
+  /** A store whose reads wait until `answer` is called; each read answers the version active then (`switchTo` moves it). */
+  function heldStore() {
+    const waiting: Array<() => void> = [];
+    let activeVersion = 1;
+    const store = storeOf({});
+    const held: PolicySetStore & { reads: number; answer(): void; switchTo(version: number): void; waiting: number } = {
+      ...store,
+      reads: 0,
+      get waiting() {
+        return waiting.length;
+      },
+      active(tenantId) {
+        held.reads++;
+        return new Promise<PolicySetRow | null>((resolve, reject) =>
+          waiting.push(() => (tenantId === "broken" ? reject(new Error("store away")) : resolve(row(activeVersion)))),
+        );
+      },
+      answer() {
+        for (const go of waiting.splice(0)) go();
+      },
+      switchTo(version: number) {
+        activeVersion = version;
+      },
+    };
+    return held;
+  }
+
+  function countedEngine() {
+    const engine = createCedarEngine(schema);
+    let validations = 0;
+    return {
+      engine: { ...engine, validate: (policies: string) => (validations++, engine.validate(policies)) },
+      validations: () => validations,
+      defaultSet: engine.validate(defaultText),
+    };
+  }
+
+  it("given a cold cache, when 20 decisions ask for the tenant's set at once, then the store is read once and the set validated once", async () => {
+    const store = heldStore();
+    const { engine, validations, defaultSet } = countedEngine();
+    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const asked = Array.from({ length: 20 }, () => sets.get("t"));
+    store.answer();
+    const got = await Promise.all(asked);
+    expect(store.reads).toBe(1);
+    expect(validations()).toBe(1);
+    expect(new Set(got).size).toBe(1);
+    await sets.get("t"); // now held: no read
+    expect(store.reads).toBe(1);
+  });
+
+  it("given a read in flight, when an activation arrives before it answers, then its set is not kept and the next decision reads the new version", async () => {
+    const store = heldStore();
+    const { engine, defaultSet } = countedEngine();
+    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const before = sets.get("t");
+    sets.invalidate("t"); // the activation of version 2 commits and its message arrives while the read is away
+    store.answer(); // the read answers what it saw before: version 1
+    expect((await before).version).toBe(1);
+    store.switchTo(2);
+    const after = sets.get("t");
+    expect(store.waiting).toBe(1); // read again, not answered from the overtaken read
+    store.answer();
+    expect((await after).version).toBe(2);
+    expect(store.reads).toBe(2);
+  });
+
+  it("given a decision asking after the activation, when an older read is still in flight, then it does not join that read", async () => {
+    const store = heldStore();
+    const { engine, defaultSet } = countedEngine();
+    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const before = sets.get("t");
+    sets.invalidate("t");
+    store.switchTo(2);
+    const after = sets.get("t");
+    expect(store.reads).toBe(2);
+    store.answer();
+    expect((await after).version).toBe(2);
+    await before;
+  });
+
+  it("given a read that fails, then every decision waiting on it fails and the next one reads again", async () => {
+    const store = heldStore();
+    const { engine, defaultSet } = countedEngine();
+    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const asked = [sets.get("broken"), sets.get("broken")];
+    store.answer();
+    for (const a of asked) await expect(a).rejects.toThrow("store away");
+    expect(store.reads).toBe(1);
+    const again = sets.get("broken");
+    expect(store.reads).toBe(2);
+    store.answer();
+    await expect(again).rejects.toThrow("store away");
+  });
+});

@@ -42,6 +42,10 @@ export interface ActiveSetsOptions {
  * Pre-parsed Cedar sets per tenant, held for at most `maxTenants` tenants (least recently used dropped first). The
  * active version is trusted for up to `maxAgeMs` and dropped at once when an activation message arrives, so every
  * replica switches together.
+ *
+ * A tenant's set is read and validated once however many decisions ask for it at the same moment (a cold start
+ * under load would otherwise validate it once per request in flight). A read that an activation overtakes is
+ * not kept: it may hold the version the activation replaced.
  */
 export function createActiveSets(
   deps: { store: PolicySetStore; engine: CedarEngine; defaultSet: ValidatedPolicySet; defaultText: string },
@@ -49,6 +53,8 @@ export function createActiveSets(
 ): ActiveSets {
   const maxAgeMs = options.maxAgeMs ?? 30_000;
   const cache = createLru<string, { set: ActiveSet; at: number }>(options.maxTenants ?? 1000);
+  /** The read in flight per tenant; `overtaken` once an activation arrives while it runs. */
+  const reading = new Map<string, { set: Promise<ActiveSet>; overtaken: boolean }>();
 
   function prepared(row: PolicySetRow): ActiveSet {
     const key = `${row.tenant_id}@${row.version}`;
@@ -57,21 +63,34 @@ export function createActiveSets(
     return { ...deps.engine.prepare(key, validated), version: row.version };
   }
 
+  async function read(tenantId: string, aged: ActiveSet | undefined): Promise<ActiveSet> {
+    let row = await deps.store.active(tenantId);
+    if (!row) {
+      if (options.installsDefault === false) throw new NoActiveSetError(tenantId);
+      await deps.store.installDefault(tenantId, deps.defaultText, Object.keys(deps.defaultSet.policies));
+      row = await deps.store.active(tenantId);
+    }
+    if (!row) throw new Error(`tenant ${tenantId} has policy sets but none is active`);
+    // A version's text never changes, so an aged entry still on the active version is kept as parsed.
+    return aged && aged.version === row.version ? aged : prepared(row);
+  }
+
   return {
-    async get(tenantId) {
+    get(tenantId) {
       const hit = cache.get(tenantId);
-      if (hit && Date.now() - hit.at < maxAgeMs) return hit.set;
-      let row = await deps.store.active(tenantId);
-      if (!row) {
-        if (options.installsDefault === false) throw new NoActiveSetError(tenantId);
-        await deps.store.installDefault(tenantId, deps.defaultText, Object.keys(deps.defaultSet.policies));
-        row = await deps.store.active(tenantId);
-      }
-      if (!row) throw new Error(`tenant ${tenantId} has policy sets but none is active`);
-      // A version's text never changes, so an aged entry still on the active version is kept as parsed.
-      const set = hit && hit.set.version === row.version ? hit.set : prepared(row);
-      cache.set(tenantId, { set, at: Date.now() });
-      return set;
+      if (hit && Date.now() - hit.at < maxAgeMs) return Promise.resolve(hit.set);
+      const inFlight = reading.get(tenantId);
+      if (inFlight) return inFlight.set;
+      const load = { set: read(tenantId, hit?.set), overtaken: false };
+      reading.set(tenantId, load);
+      const settle = () => {
+        if (reading.get(tenantId) === load) reading.delete(tenantId);
+      };
+      load.set.then((set) => {
+        settle();
+        if (!load.overtaken) cache.set(tenantId, { set, at: Date.now() });
+      }, settle);
+      return load.set;
     },
     async version(tenantId, version) {
       const row = await deps.store.get(tenantId, version);
@@ -79,6 +98,9 @@ export function createActiveSets(
     },
     invalidate(tenantId) {
       cache.delete(tenantId);
+      const inFlight = reading.get(tenantId);
+      if (inFlight) inFlight.overtaken = true;
+      reading.delete(tenantId);
     },
   };
 }

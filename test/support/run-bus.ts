@@ -68,17 +68,33 @@ export function runBusProbes(fx: StoreAndBus) {
   return { command, onStream, seqsOnBus, commandsOnBus, runOf, commandsOf, allOut, newRelay, relayPublishesAll };
 }
 
-/** `nc` recording, for each request sent through it, how many acknowledgements had come back before it was sent. */
+/** `nc` recording, for each JetStream publish sent through it, how many acknowledgements had come back before it was sent. */
 export function countingConnection(nc: NatsConnection): { conn: NatsConnection; sentAfterAcks: number[] } {
   const sentAfterAcks: number[] = [];
   let acks = 0;
   const conn = new Proxy(nc, {
     get(target, prop, receiver) {
-      if (prop !== "request") return Reflect.get(target, prop, receiver);
-      return (...args: Parameters<NatsConnection["request"]>) => {
-        sentAfterAcks.push(acks);
-        return target.request(...args).finally(() => void acks++);
-      };
+      // A JetStream publish is a publish with a reply subject; its acknowledgement arrives on a subscription.
+      if (prop === "publish") {
+        return (...args: Parameters<NatsConnection["publish"]>) => {
+          if (args[2]?.reply) sentAfterAcks.push(acks);
+          return target.publish(...args);
+        };
+      }
+      if (prop === "subscribe") {
+        return (subject: string, opts?: Parameters<NatsConnection["subscribe"]>[1]) => {
+          const callback = opts?.callback;
+          if (!callback) return target.subscribe(subject, opts);
+          return target.subscribe(subject, {
+            ...opts,
+            callback: (err, msg) => {
+              if (!err) acks++;
+              return callback(err, msg);
+            },
+          });
+        };
+      }
+      return Reflect.get(target, prop, receiver);
     },
   });
   return { conn, sentAfterAcks };

@@ -17,7 +17,17 @@ export { createPool, guardPool, inTransaction, releaseClient, pgTimestampToIso, 
 export { isPostgresUnavailable, isQueryTimeout } from "./pg/transient";
 export { preparedStatement } from "./pg/prepared";
 export { createBatcher, isDataError, oneStatementOrEachAlone, togetherOrEachAlone, type Batcher, type BatcherOptions, type RunBatch } from "./pg/batches";
-export { connectNats, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
+export { connectNats, inboxPrefixOf, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
+export {
+  createStreamPublisher,
+  streamPublisherOf,
+  NoStreamError,
+  PublishTimeoutError,
+  PublisherClosedError,
+  type StreamMessage,
+  type StreamPublisher,
+  type StreamPublisherOptions,
+} from "./nats/stream-publisher";
 export { watchNatsLink, type NatsLink } from "./nats/link";
 export { natsAuthConfig, natsAuth, natsInboxPrefix } from "./nats/credentials";
 export { natsPermissions, natsServerConfig, type NatsPermissions } from "./nats/permissions";

@@ -2,6 +2,14 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 
 export type { NatsConnection };
 
+/** Each connection's reply inbox prefix, as `connectNats` was given it. */
+const inboxPrefixes = new WeakMap<NatsConnection, string>();
+
+/** Where replies to the connection's requests arrive: its `inboxPrefix`, else nats.js's default (`_INBOX`). */
+export function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  return inboxPrefixes.get(nc);
+}
+
 export interface NatsConnectOptions {
   /** Longest wait between two reconnect attempts, in ms. Default 2000. */
   maxReconnectDelayMs?: number;
@@ -48,6 +56,7 @@ export async function connectNats(url: string, name: string, options: NatsConnec
     // Async stack traces cost an Error per request on the hot path; our logs never show them.
     noAsyncTraces: true,
   });
+  if (options.inboxPrefix) inboxPrefixes.set(nc, options.inboxPrefix);
   void (async () => {
     for await (const s of nc.status()) if (s.type === "reconnect") attempt = 0;
   })().catch(() => undefined);

@@ -1,7 +1,6 @@
 import type pg from "pg";
-import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { preparedStatement, type Logger } from "@steward/platform";
+import { preparedStatement, streamPublisherOf, type Logger } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { LOCK_RUNS_IN_ORDER, SETTLED } from "./bus-settled";
 import { publishTraced } from "./publish-span";
@@ -75,7 +74,7 @@ UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[]) 
 export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection; logger: Logger }, options: DirectPublisherOptions = {}): DirectPublisher {
   const markEveryMs = options.markEveryMs ?? 50;
   const markBatch = options.markBatch ?? 512;
-  const js: JetStreamClient = jetstream(deps.nc);
+  const bus = streamPublisherOf(deps.nc);
   /** Acknowledged and not yet marked: per run, the highest version of its copies; the commands' ids. */
   let ackedVersions = new Map<string, number>();
   let ackedCommands: string[] = [];
@@ -161,7 +160,7 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     for (let i = 0; i < rows.length; i++) {
       if (broken.has(runId)) return forget(runId, rows.slice(i));
       try {
-        await publishTraced(js, rows[i]);
+        await publishTraced(bus, rows[i]);
       } catch (err) {
         broken.add(runId);
         deps.logger.debug({ error_class: (err as Error)?.name, outbox_id: rows[i].id }, "direct publish failed; the relays publish the run's events");

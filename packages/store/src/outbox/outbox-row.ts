@@ -1,5 +1,5 @@
-import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
-import { headers as natsHeaders } from "@nats-io/transport-node";
+import type { PubAck } from "@nats-io/jetstream";
+import type { StreamPublisher } from "@steward/platform";
 
 /** One message as it goes onto the bus: an outbox row, or the copy of a run's event. */
 export interface OutboxRow {
@@ -14,13 +14,7 @@ export interface OutboxRow {
   readonly version?: number;
 }
 
-/**
- * Publishes one row with its headers and message id; resolves with JetStream's acknowledgement. The headers are
- * appended to an empty set: `set` would first look each name up to delete it, twice the work and the garbage
- * for every message (docs/performance.md, "Session 29").
- */
-export function publishRow(js: JetStreamClient, row: OutboxRow): Promise<PubAck> {
-  const h = natsHeaders();
-  for (const [k, v] of Object.entries(row.headers)) h.append(k, v);
-  return js.publish(row.subject, row.payload, { msgID: row.msg_id, headers: h });
+/** Publishes one row with its headers and message id; resolves with JetStream's acknowledgement. */
+export function publishRow(bus: StreamPublisher, row: OutboxRow): Promise<PubAck> {
+  return bus.publish({ subject: row.subject, payload: row.payload, msgId: row.msg_id, headers: row.headers });
 }

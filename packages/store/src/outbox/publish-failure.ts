@@ -20,7 +20,7 @@ function reasonOf(text: string): string {
   return text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text;
 }
 
-/** Classifies a rejected `js.publish`; anything not known to be about the message counts as an outage. */
+/** Classifies a rejected publish (`StreamPublisher`); anything not known to be about the message counts as an outage. */
 export function classifyPublishError(err: unknown): PublishFailure {
   const e = err as { name?: unknown; message?: unknown; code?: unknown; status?: unknown } | null;
   const name = typeof e?.name === "string" ? e.name : "";
@@ -33,8 +33,8 @@ export function classifyPublishError(err: unknown): PublishFailure {
       return { kind: "refused", reason: reasonOf(`JetStream refused it (${status}, err_code ${String(e?.code)}): ${message}`) };
     }
   }
-  // nats.js reports "no responders" on a JetStream publish as JetStreamNotEnabled.
-  return { kind: "outage", noResponders: name === "JetStreamNotEnabled" };
+  // No stream took the subject (the stream publisher's NoStreamError).
+  return { kind: "outage", noResponders: name === "NoStreamError" };
 }
 
 /** The bus is away (not a refusal, not a stream without a leader): nothing more is worth sending now. */

@@ -43,7 +43,7 @@ describe("publishLanes: a run's rows one after the other, runs side by side", ()
 
   it("given a run's row unanswered (a stream between leaders), then the run's later rows are not tried; other runs go on", async () => {
     const rows = [row(1, "a"), row(2, "b"), row(3, "a"), row(4, "b")];
-    const bus = fakeBus(new Map([[1, named("JetStreamNotEnabled")]]));
+    const bus = fakeBus(new Map([[1, named("NoStreamError")]]));
     const tried = await publishLanes(lanesOf(rows), bus.publish, classifyPublishError);
     expect(bus.sent).toEqual([1, 2, 4]);
     expect(tried.map((t) => [t.row.id, t.failure?.kind ?? "ok"])).toEqual([[1, "outage"], [2, "ok"], [4, "ok"]]);

@@ -1,5 +1,5 @@
-import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
-import { startTracing, type TracingOptions } from "@steward/platform";
+import type { PubAck } from "@nats-io/jetstream";
+import { startTracing, type StreamPublisher, type TracingOptions } from "@steward/platform";
 import type { OutboxRow } from "./outbox-row";
 import { publishTraced } from "./publish-span";
 
@@ -9,15 +9,16 @@ type Exported = Parameters<Exporter["export"]>[0][number];
 const stored = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 const runId = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0";
 
-/** A JetStream stand-in that records each publish as it is called (synchronously) and acknowledges it. */
+/** A publisher stand-in that records each publish as it is called (synchronously) and acknowledges it. */
 function recordingJs() {
   const sent: Array<{ subject: string; msgID?: string; traceparent?: string }> = [];
-  const js = {
-    publish(subject: string, _payload: string, opts: { msgID?: string; headers?: { get(k: string): string } }) {
-      sent.push({ subject, msgID: opts.msgID, traceparent: opts.headers?.get("traceparent") || undefined });
+  const js: StreamPublisher = {
+    waiting: 0,
+    publish({ subject, msgId, headers }) {
+      sent.push({ subject, msgID: msgId, traceparent: headers.traceparent || undefined });
       return Promise.resolve({ stream: "S", seq: sent.length, duplicate: false } as PubAck);
     },
-  } as unknown as JetStreamClient;
+  };
   return { js, sent };
 }
 

@@ -1,5 +1,5 @@
-import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
-import { inSpan, SpanKind, traceparentFor, tracingOn } from "@steward/platform";
+import type { PubAck } from "@nats-io/jetstream";
+import { inSpan, SpanKind, traceparentFor, tracingOn, type StreamPublisher } from "@steward/platform";
 import { publishRow, type OutboxRow } from "./outbox-row";
 
 /** The subject with its run id replaced, so that a span name stays one of a few ("send agent.events.{run_id}.thought"). */
@@ -10,11 +10,11 @@ function subjectTemplate(subject: string): string {
 /**
  * Publishes one outbox row inside a producer span, a child of the trace context the row was written with;
  * the message then carries the span's own traceparent, so that its consumer's spans hang below the publish.
- * Without tracing, the row goes out exactly as stored. The call into JetStream is made synchronously, so
+ * Without tracing, the row goes out exactly as stored. The message is handed to the connection synchronously, so
  * rows published one after the other keep their order.
  */
-export function publishTraced(js: JetStreamClient, row: OutboxRow): Promise<PubAck> {
-  if (!tracingOn()) return publishRow(js, row);
+export function publishTraced(bus: StreamPublisher, row: OutboxRow): Promise<PubAck> {
+  if (!tracingOn()) return publishRow(bus, row);
   const template = subjectTemplate(row.subject);
   const stored = row.headers.traceparent;
   return inSpan(
@@ -33,7 +33,7 @@ export function publishTraced(js: JetStreamClient, row: OutboxRow): Promise<PubA
     },
     (span) => {
       const traceparent = traceparentFor(span, stored);
-      return publishRow(js, traceparent ? { ...row, headers: { ...row.headers, traceparent } } : row);
+      return publishRow(bus, traceparent ? { ...row, headers: { ...row.headers, traceparent } } : row);
     },
   );
 }

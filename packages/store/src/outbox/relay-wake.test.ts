@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { connectNats, createLogger, createPool, ensureStream, inTransaction, type NatsConnection, type Pool } from "@steward/platform";
+import { connectNats, createLogger, createPool, ensureStream, inTransaction, PublishTimeoutError, type NatsConnection, type Pool } from "@steward/platform";
 import { enqueueOutbox, type OutboxMessage } from "./enqueue";
 import { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./relay";
 import { startTcpProxy } from "../../../../test/support/faults/tcp-proxy";
@@ -89,18 +89,18 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
   it("given publishes that time out while the connection stays up, then the relay tries again after a short pause, every row in order", async () => {
     const prefix = `${namespace}.timeout`;
     const stream = await streamFor("timeout", [`${prefix}.>`]);
-    // The first three requests time out, as while a stream elects its leader; the connection never drops, so
+    // The first three publishes time out, as while a stream elects its leader; the connection never drops, so
     // no reconnect wakes the relay.
     let failing = 3;
     const conn = new Proxy(nc, {
       get(target, prop, receiver) {
-        if (prop !== "request") return Reflect.get(target, prop, receiver);
-        return (...args: Parameters<NatsConnection["request"]>) => {
-          if (failing > 0) {
+        if (prop !== "publish") return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<NatsConnection["publish"]>) => {
+          if (args[2]?.reply && failing > 0) {
             failing--;
-            return Promise.reject(Object.assign(new Error("timeout"), { name: "TimeoutError" }));
+            throw new PublishTimeoutError(args[0], 5000);
           }
-          return target.request(...args);
+          return target.publish(...args);
         };
       },
     });

@@ -1,7 +1,6 @@
 import pg from "pg";
-import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { isQueryTimeout, releaseClient, watchNatsLink, type Logger, type NatsLink } from "@steward/platform";
+import { isQueryTimeout, releaseClient, streamPublisherOf, watchNatsLink, type Logger, type NatsLink } from "@steward/platform";
 import { publishTraced } from "./publish-span";
 import { busAway, classifyPublishError } from "./publish-failure";
 import { publishLanes } from "./publish-lanes";
@@ -75,7 +74,7 @@ export function createOutboxRelay(
   const sweepMs = options.sweepMs ?? 5000;
   const retainMs = options.retainPublishedMs ?? 24 * 3600 * 1000;
   const retry = { maxAttempts: options.maxAttempts ?? 5, retryBaseMs: options.retryBaseMs ?? 1000, retryMaxMs: 30_000 };
-  const js: JetStreamClient = jetstream(deps.nc);
+  const bus = streamPublisherOf(deps.nc);
   let listener: pg.Client | null = null;
   let sweepTimer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
@@ -140,7 +139,7 @@ export function createOutboxRelay(
       if (lanes.length > 0) {
         // Lost while it waited for its turn or claimed: the claim is undone and the rows wait, in order, for NATS.
         if (linkDown()) throw new BusAwayError();
-        const tried = await publishLanes(lanes, (row) => publishTraced(js, row), classifyPublishError);
+        const tried = await publishLanes(lanes, (row) => publishTraced(bus, row), classifyPublishError);
         const settled = settleBatch(
           tried.filter((t) => t.row.version === undefined).map(({ row, failure }) => ({ id: Number(row.id), subject: row.subject, attempts: row.attempts, failure })),
           retry,

@@ -65,6 +65,6 @@ describe("classifyPublishError", () => {
     expect(classifyPublishError(named("ClosedConnectionError"))).toEqual({ kind: "outage", noResponders: false });
     expect(classifyPublishError(named("JetStreamApiError", { status: 503, code: 10008 }))).toEqual({ kind: "outage", noResponders: false });
     expect(classifyPublishError(new Error("?"))).toEqual({ kind: "outage", noResponders: false });
-    expect(classifyPublishError(named("JetStreamNotEnabled"))).toEqual({ kind: "outage", noResponders: true });
+    expect(classifyPublishError(named("NoStreamError"))).toEqual({ kind: "outage", noResponders: true });
   });
 });

@@ -106,20 +106,18 @@ describe("active sets read once at a time per tenant", () => {
     return held;
   }
 
-  function countedEngine() {
+  /** Active sets over a held store, with an engine that counts its validations. */
+  function heldSets() {
+    const store = heldStore();
     const engine = createCedarEngine(schema);
     let validations = 0;
-    return {
-      engine: { ...engine, validate: (policies: string) => (validations++, engine.validate(policies)) },
-      validations: () => validations,
-      defaultSet: engine.validate(defaultText),
-    };
+    const counted = { ...engine, validate: (policies: string) => (validations++, engine.validate(policies)) };
+    const sets = createActiveSets({ store, engine: counted, defaultSet: engine.validate(defaultText), defaultText });
+    return { store, sets, validations: () => validations };
   }
 
   it("given a cold cache, when 20 decisions ask for the tenant's set at once, then the store is read once and the set validated once", async () => {
-    const store = heldStore();
-    const { engine, validations, defaultSet } = countedEngine();
-    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const { store, sets, validations } = heldSets();
     const asked = Array.from({ length: 20 }, () => sets.get("t"));
     store.answer();
     const got = await Promise.all(asked);
@@ -131,9 +129,7 @@ describe("active sets read once at a time per tenant", () => {
   });
 
   it("given a read in flight, when an activation arrives before it answers, then its set is not kept and the next decision reads the new version", async () => {
-    const store = heldStore();
-    const { engine, defaultSet } = countedEngine();
-    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const { store, sets } = heldSets();
     const before = sets.get("t");
     sets.invalidate("t"); // the activation of version 2 commits and its message arrives while the read is away
     store.answer(); // the read answers what it saw before: version 1
@@ -147,9 +143,7 @@ describe("active sets read once at a time per tenant", () => {
   });
 
   it("given a decision asking after the activation, when an older read is still in flight, then it does not join that read", async () => {
-    const store = heldStore();
-    const { engine, defaultSet } = countedEngine();
-    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const { store, sets } = heldSets();
     const before = sets.get("t");
     sets.invalidate("t");
     store.switchTo(2);
@@ -161,9 +155,7 @@ describe("active sets read once at a time per tenant", () => {
   });
 
   it("given a read that fails, then every decision waiting on it fails and the next one reads again", async () => {
-    const store = heldStore();
-    const { engine, defaultSet } = countedEngine();
-    const sets = createActiveSets({ store, engine, defaultSet, defaultText });
+    const { store, sets } = heldSets();
     const asked = [sets.get("broken"), sets.get("broken")];
     store.answer();
     for (const a of asked) await expect(a).rejects.toThrow("store away");

@@ -53,8 +53,8 @@ export function createActiveSets(
 ): ActiveSets {
   const maxAgeMs = options.maxAgeMs ?? 30_000;
   const cache = createLru<string, { set: ActiveSet; at: number }>(options.maxTenants ?? 1000);
-  /** The read in flight per tenant; `overtaken` once an activation arrives while it runs. */
-  const reading = new Map<string, { set: Promise<ActiveSet>; overtaken: boolean }>();
+  /** The read in flight per tenant, until it answers or an activation overtakes it (then it is dropped from here). */
+  const reading = new Map<string, Promise<ActiveSet>>();
 
   function prepared(row: PolicySetRow): ActiveSet {
     const key = `${row.tenant_id}@${row.version}`;
@@ -80,17 +80,15 @@ export function createActiveSets(
       const hit = cache.get(tenantId);
       if (hit && Date.now() - hit.at < maxAgeMs) return Promise.resolve(hit.set);
       const inFlight = reading.get(tenantId);
-      if (inFlight) return inFlight.set;
-      const load = { set: read(tenantId, hit?.set), overtaken: false };
+      if (inFlight) return inFlight;
+      const load = read(tenantId, hit?.set);
       reading.set(tenantId, load);
-      const settle = () => {
-        if (reading.get(tenantId) === load) reading.delete(tenantId);
-      };
-      load.set.then((set) => {
-        settle();
-        if (!load.overtaken) cache.set(tenantId, { set, at: Date.now() });
-      }, settle);
-      return load.set;
+      // Still the tenant's read when it answers: no activation overtook it, so its set is kept.
+      const current = () => reading.get(tenantId) === load && reading.delete(tenantId);
+      load.then((set) => {
+        if (current()) cache.set(tenantId, { set, at: Date.now() });
+      }, current);
+      return load;
     },
     async version(tenantId, version) {
       const row = await deps.store.get(tenantId, version);
@@ -98,8 +96,6 @@ export function createActiveSets(
     },
     invalidate(tenantId) {
       cache.delete(tenantId);
-      const inFlight = reading.get(tenantId);
-      if (inFlight) inFlight.overtaken = true;
       reading.delete(tenantId);
     },
   };

@@ -1,5 +1,5 @@
 import { JetStreamApiError, type PubAck } from "@nats-io/jetstream";
-import { createInbox, headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { createInbox, headers as natsHeaders, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { inboxPrefixOf } from "./connect";
 
 /** One message for a stream: its subject, payload, headers and `Nats-Msg-Id` (JetStream drops a repeat within its window). */
@@ -56,8 +56,6 @@ const NOT_ENABLED_FOR_ACCOUNT = 10039;
 export interface StreamPublisherOptions {
   /** How long a publish waits for its acknowledgement, in ms. Default 5000 (nats.js's JetStream default). */
   readonly timeoutMs?: number;
-  /** Where the acknowledgements arrive (the connection's user may subscribe there only). Default: the connection's. */
-  readonly inboxPrefix?: string;
 }
 
 /**
@@ -70,18 +68,11 @@ export interface StreamPublisherOptions {
  */
 export function createStreamPublisher(nc: NatsConnection, options: StreamPublisherOptions = {}): StreamPublisher {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(nc);
   /** By token, in the order sent: all wait the same time, so the first entry is always the next to expire. */
   const waiting = new Map<string, { subject: string; until: number; resolve(ack: PubAck): void; reject(err: Error): void }>();
-  let replies: { prefix: string; sub: Subscription; sweep: NodeJS.Timeout } | null = null;
+  /** The reply subscription's subject prefix and the sweep's timer, while the subscription is open. */
+  let replies: { prefix: string; sweep: NodeJS.Timeout } | null = null;
   let sent = 0;
-
-  function giveUp(make: (subject: string) => Error): void {
-    for (const [token, w] of waiting) {
-      waiting.delete(token);
-      w.reject(make(w.subject));
-    }
-  }
 
   function sweep(): void {
     const now = performance.now();
@@ -118,23 +109,21 @@ export function createStreamPublisher(nc: NatsConnection, options: StreamPublish
   /** The reply subscription, made on the first publish and again after one that closed. */
   function listening(): string {
     if (replies) return replies.prefix;
-    const prefix = `${createInbox(inboxPrefix)}.`;
+    const prefix = `${createInbox(inboxPrefixOf(nc))}.`;
     const sub = nc.subscribe(`${prefix}*`, { callback: (err, msg) => (err ? undefined : answered(prefix, msg)) });
-    const sweeper = setInterval(sweep, Math.min(250, Math.max(10, timeoutMs / 4)));
-    sweeper.unref();
-    const current = { prefix, sub, sweep: sweeper };
+    const current = { prefix, sweep: setInterval(sweep, Math.min(250, Math.max(10, timeoutMs / 4))) };
+    current.sweep.unref();
     replies = current;
-    void sub.closed.then(
-      () => ended(current),
-      () => ended(current),
-    );
+    const ended = () => {
+      clearInterval(current.sweep);
+      if (replies === current) replies = null;
+      for (const [token, w] of waiting) {
+        waiting.delete(token);
+        w.reject(new PublisherClosedError(w.subject));
+      }
+    };
+    void sub.closed.then(ended, ended);
     return prefix;
-  }
-
-  function ended(current: NonNullable<typeof replies>): void {
-    clearInterval(current.sweep);
-    if (replies === current) replies = null;
-    giveUp((subject) => new PublisherClosedError(subject));
   }
 
   return {

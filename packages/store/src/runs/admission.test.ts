@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { createPool, type Pool } from "@steward/platform";
 import { freshDatabase } from "../../../../test/support/databases";
-import { admitDeferred } from "./admission";
+import { admitDeferred, admitRuns } from "./admission";
+import { batchedAdmissions } from "./admission-batches";
 import { claimRun } from "./lease";
 
 describe("run admission: at most N of a tenant's runs in flight, across runners (real PostgreSQL)", () => {
@@ -93,6 +94,79 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
     expect(sent).toBe(2);
     const { rows } = await pool.query("SELECT admitted_at IS NOT NULL AS admitted, lease_owner FROM runs WHERE id = $1", [id]);
     expect(rows).toEqual([{ admitted: true, lease_owner: "runner-0" }]);
+  });
+
+  it("admits a tenant's runs together as one at a time would, in the order asked", async () => {
+    const tenant = "t-together";
+    const [running] = await queuedRuns(tenant, 1);
+    expect(await claimRun(pool, running, "runner-0", 30_000, { tenantId: tenant, maxRunning: 3 })).toMatchObject({ kind: "claimed" });
+    const [first, heldElsewhere, second, third, heldLate, ended] = await queuedRuns(tenant, 6);
+    const [otherTenant] = await queuedRuns("t-together-other", 1);
+    await pool.query("UPDATE runs SET lease_owner = 'runner-9', lease_until = clock_timestamp() + interval '1 minute' WHERE id = ANY($1::uuid[])", [[heldElsewhere, heldLate]]);
+    await pool.query("UPDATE runs SET state = 'cancelled' WHERE id = $1", [ended]);
+    await pool.query(
+      "INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, $3, 1, 'run.queued', '{}'), ($4, $2, $3, 2, 'run.cancel_requested', '{}')",
+      [randomUUID(), second, tenant, randomUUID()],
+    );
+
+    const asked = [first, heldElsewhere, second, otherTenant, ended, third, heldLate, first];
+    const outcomes = await admitRuns(pool, { tenantId: tenant, owner: "runner-1", leaseMs: 30_000, maxRunning: 3 }, asked);
+
+    // Two places: the first free run and the next free one take them. A run another runner holds is left as it is
+    // while places remain, and deferred once they are gone; so is every free run after them.
+    expect(outcomes.map((o) => o.kind)).toEqual(["admitted", "unchanged", "admitted", "unchanged", "unchanged", "deferred", "deferred", "admitted"]);
+    expect(outcomes[0]).toEqual({ kind: "admitted", events: [] });
+    expect(outcomes[2].kind === "admitted" && outcomes[2].events.map((e) => [e.type, e.metadata.seq])).toEqual([
+      ["run.queued", 1],
+      ["run.cancel_requested", 2],
+    ]);
+    const { rows } = await pool.query<{ id: string; admitted: boolean; deferred: boolean; lease_owner: string | null }>(
+      "SELECT id, admitted_at IS NOT NULL AS admitted, deferred_at IS NOT NULL AS deferred, lease_owner FROM runs WHERE id = ANY($1::uuid[])",
+      [asked],
+    );
+    const row = (id: string) => rows.find((r) => r.id === id);
+    expect(row(first)).toEqual({ id: first, admitted: true, deferred: false, lease_owner: "runner-1" });
+    expect(row(second)).toEqual({ id: second, admitted: true, deferred: false, lease_owner: "runner-1" });
+    expect(row(heldElsewhere)).toEqual({ id: heldElsewhere, admitted: false, deferred: false, lease_owner: "runner-9" });
+    expect(row(third)).toEqual({ id: third, admitted: false, deferred: true, lease_owner: null });
+    expect(row(heldLate)).toEqual({ id: heldLate, admitted: false, deferred: true, lease_owner: "runner-9" });
+    expect(row(otherTenant)).toEqual({ id: otherTenant, admitted: false, deferred: false, lease_owner: null });
+    expect(row(ended)).toEqual({ id: ended, admitted: false, deferred: false, lease_owner: null });
+  });
+
+  it("claims of one tenant asked for at once are admitted by one statement per runner, exactly up to the limit", async () => {
+    const tenant = "t-burst";
+    const ids = await queuedRuns(tenant, 20);
+    const [quiet] = await queuedRuns("t-burst-quiet", 1);
+    const statements: { tenant: string; runs: number }[] = [];
+    const counting = new Proxy(pool, {
+      get(target, key) {
+        if (key !== "query") return Reflect.get(target, key);
+        return (config: { name?: string; values?: unknown[] }, ...rest: unknown[]) => {
+          if (config?.name === "steward.admit_runs") statements.push({ tenant: config.values![1] as string, runs: (config.values![0] as string[]).length });
+          return (target.query as (...a: unknown[]) => unknown).call(target, config, ...rest);
+        };
+      },
+    });
+    const runners = ["runner-a", "runner-b"].map((owner) => ({ owner, admissions: batchedAdmissions(counting) }));
+    const claims = ids.map((id, i) => {
+      const { owner, admissions } = runners[i % 2];
+      return claimRun(pool, id, owner, 30_000, { tenantId: tenant, maxRunning: 3, admissions }, { newRun: true });
+    });
+    const quietClaim = claimRun(pool, quiet, "runner-a", 30_000, { tenantId: "t-burst-quiet", maxRunning: 3, admissions: runners[0].admissions }, { newRun: true });
+    const outcomes = await Promise.all(claims);
+
+    expect(outcomes.filter((o) => o.kind === "claimed")).toHaveLength(3);
+    expect(outcomes.filter((o) => o.kind === "deferred")).toHaveLength(17);
+    expect(await quietClaim).toMatchObject({ kind: "claimed" });
+    // One statement per runner for the burst, one for the other tenant: not one per run, never two tenants in one.
+    expect(statements.sort((a, b) => a.tenant.localeCompare(b.tenant) || a.runs - b.runs)).toEqual([
+      { tenant: "t-burst", runs: 10 },
+      { tenant: "t-burst", runs: 10 },
+      { tenant: "t-burst-quiet", runs: 1 },
+    ]);
+    const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1 AND admitted_at IS NOT NULL", [tenant]);
+    expect(rows[0].n).toBe(3);
   });
 
   it("without a limit a queued run is claimed as before", async () => {

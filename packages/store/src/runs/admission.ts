@@ -31,28 +31,48 @@ export type Admission =
   | { readonly kind: "deferred" }
   | { readonly kind: "unchanged" };
 
-/**
- * On the way from a new run's command to its run.started, so prepared and one round trip: `admit_run` takes the
- * tenant's lock, then (a statement of its own, so its snapshot sees every admission committed before the lock was
- * granted) counts, admits or defers, and reads the run's events; the statement's commit releases the lock.
- */
-const admitStatement = preparedStatement("steward.admit_run", `SELECT admitted, ${EVENT_COLUMNS} FROM admit_run($1, $2, $3, $4, $5)`);
+/** What an admission asks for: the tenant's runs, the runner that would drive them, its lease, the tenant's limit. */
+export interface AdmissionAsk {
+  readonly tenantId: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly maxRunning: number;
+}
 
 /**
- * Admits a queued run and claims its lease when its tenant has fewer than `maxRunning` runs in flight;
- * otherwise marks it deferred (it stays queued; `admitDeferred` puts it on the bus again when a place frees).
- * `unchanged`: the run was admitted meanwhile, ended, or is leased by another runner: claim it as usual.
+ * On the way from a new run's command to its run.started, so prepared and one round trip: `admit_runs` (migration 032)
+ * takes the tenant's lock, then (a statement of its own, so its snapshot sees every admission committed before the
+ * lock was granted) counts, admits or defers each run in the order given, and reads the admitted runs' events; the
+ * statement's commit releases the lock.
  */
-export async function admitRun(
-  pool: Pool,
-  input: { runId: string; tenantId: string; owner: string; leaseMs: number; maxRunning: number },
-): Promise<Admission> {
-  const { rows } = await pool.query<EventRow & { admitted: boolean }>(
-    admitStatement([input.runId, input.tenantId, input.owner, Math.trunc(input.maxRunning), input.leaseMs / 1000]),
+const admitStatement = preparedStatement("steward.admit_runs", `SELECT run_id, admitted, ${EVENT_COLUMNS} FROM admit_runs($1, $2, $3, $4, $5)`);
+
+/**
+ * Admits queued runs of one tenant and claims their leases while the tenant has fewer than `maxRunning` runs in
+ * flight, in the order given; the rest are marked deferred (they stay queued; `admitDeferred` puts them on the bus
+ * again when a place frees). One outcome per run, in order. `unchanged`: the run was admitted meanwhile, ended, or
+ * is leased by another runner: claim it as usual.
+ */
+export async function admitRuns(pool: Pool, ask: AdmissionAsk, runIds: readonly string[]): Promise<Admission[]> {
+  const { rows } = await pool.query<EventRow & { run_id: string; admitted: boolean }>(
+    admitStatement([runIds, ask.tenantId, ask.owner, Math.trunc(ask.maxRunning), ask.leaseMs / 1000]),
   );
-  if (rows.length === 0) return { kind: "unchanged" };
-  if (!rows[0].admitted) return { kind: "deferred" };
-  return { kind: "admitted", events: rows.filter((r) => r.event_id !== null).map(rowToEvent) };
+  const byRun = new Map<string, Admission>();
+  for (const row of rows) {
+    if (!row.admitted) {
+      byRun.set(row.run_id, { kind: "deferred" });
+      continue;
+    }
+    let admitted = byRun.get(row.run_id) as { kind: "admitted"; events: StoredRunEvent[] } | undefined;
+    if (!admitted) byRun.set(row.run_id, (admitted = { kind: "admitted", events: [] }));
+    if (row.event_id !== null) admitted.events.push(rowToEvent(row));
+  }
+  return runIds.map((id) => byRun.get(id) ?? { kind: "unchanged" });
+}
+
+/** One queued run's admission (`admitRuns` for one run). */
+export async function admitRun(pool: Pool, input: AdmissionAsk & { runId: string }): Promise<Admission> {
+  return (await admitRuns(pool, input, [input.runId]))[0];
 }
 
 /** Once per run that ends or starts waiting: prepared. */

@@ -3,6 +3,7 @@ import type { StoredRunEvent } from "@steward/contract";
 import { preparedStatement } from "@steward/platform";
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from "../event-store/read-stream";
 import { admitRun } from "./admission";
+import type { Admissions } from "./admission-batches";
 
 export type ClaimOutcome =
   /** Claimed; with the run's events when they were read by the claim's own statement (no second round trip). */
@@ -29,6 +30,13 @@ const claimStatement = preparedStatement(
    SELECT ${EVENT_COLUMNS} FROM claimed LEFT JOIN events ON stream_id = claimed.id ORDER BY version`,
 );
 
+/** A tenant's limit on runs in flight, and the admissions that decide a run's place (default: one statement each). */
+export interface ClaimAdmission {
+  readonly tenantId: string;
+  readonly maxRunning: number;
+  readonly admissions?: Admissions;
+}
+
 /**
  * Claims a run for one runner: succeeds when nobody holds it, the holder's lease has expired, or the caller
  * already holds it. The lease must be extended while the run is driven; a dead holder's lease runs out.
@@ -41,12 +49,13 @@ export async function claimRun(
   runId: string,
   owner: string,
   leaseMs: number,
-  admission?: { readonly tenantId: string; readonly maxRunning: number },
+  admission?: ClaimAdmission,
   hint: { readonly newRun?: boolean } = {},
 ): Promise<ClaimOutcome> {
   const admit = async (): Promise<ClaimOutcome | null> => {
     if (!admission) return null;
-    const admitted = await admitRun(pool, { runId, tenantId: admission.tenantId, owner, leaseMs, maxRunning: admission.maxRunning });
+    const input = { runId, tenantId: admission.tenantId, owner, leaseMs, maxRunning: admission.maxRunning };
+    const admitted = admission.admissions ? await admission.admissions.admit(input) : await admitRun(pool, input);
     if (admitted.kind === "admitted") return { kind: "claimed", events: admitted.events };
     if (admitted.kind === "deferred") return { kind: "deferred" };
     return null;

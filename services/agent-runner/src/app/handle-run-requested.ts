@@ -1,6 +1,6 @@
 import { RunErrorCode, decodeRunRequested, type RunRequested } from "@steward/contract";
 import { ConcurrencyError, isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
-import { admitDeferred, claimRun, failUnfoldableRun, releaseLease } from "@steward/store";
+import { admitDeferred, batchedAdmissions, claimRun, failUnfoldableRun, releaseLease } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
 import type { LeaseKeeper } from "./lease-keeper";
 import { UnfoldableRunError } from "./unfoldable-run";
@@ -51,6 +51,8 @@ export function createRunRequestedHandler(
   const retryMs = (delivery: Delivery) => backoffMs(delivery.deliveryCount, options.retryBackoffMs ?? 1000);
   const shutdown = deps.shutdown ?? new AbortController().signal;
   const shutdownGraceMs = options.shutdownGraceMs ?? 5000;
+  // A tenant's runs asked for at once (a burst) are admitted together: one lock and one commit, not one each.
+  const admissions = batchedAdmissions(deps.pool);
   async function handle(delivery: Delivery): Promise<void> {
     const decoded = decodeRunRequested(delivery.data);
     if (!decoded.ok) {
@@ -136,7 +138,7 @@ export function createRunRequestedHandler(
 
   async function claimAndDrive(delivery: Delivery, cmd: RunRequested): Promise<void> {
     deps.logger.debug({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run requested");
-    const admission = options.tenantMaxRunning ? { tenantId: cmd.tenant_id, maxRunning: options.tenantMaxRunning } : undefined;
+    const admission = options.tenantMaxRunning ? { tenantId: cmd.tenant_id, maxRunning: options.tenantMaxRunning, admissions } : undefined;
     const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs, admission, { newRun: delivery.newRun && delivery.deliveryCount === 1 });
     deps.logger.debug({ run_id: cmd.run_id, claim: claim.kind }, "claim");
     // Deferred: the run waits in PostgreSQL for a place of its tenant; the command is done with.

@@ -226,7 +226,7 @@ async function main(): Promise<void> {
         results.steward!.readThroughput = reads;
       });
     }
-    if (wants(options, "path")) results.path = await onPlatform("path", (b) => measurePath(b, options.pathSamples));
+    if (wants(options, "path")) results.path = await onPlatform("path", (b) => measurePath(b, options.pathSamples, options.bursts));
     if (wants(options, "memory")) {
       // On a runner that has driven nothing yet: what 100 runs in flight cost, not what the phases before left.
       session.spoil("a fresh runner for the memory phase");

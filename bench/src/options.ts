@@ -32,6 +32,8 @@ export interface BenchOptions {
    * hot code (two runs, 20 iterations, left the first measured runs about 15 % slower than the ones after them).
    */
   readonly serialWarmupRuns: number;
+  /** Bursts of one tenant's runs POSTed at once, in the path phase. */
+  readonly bursts: number;
   /** POST → started samples. */
   readonly pathSamples: number;
   /** autocannon duration per repeat, s. */
@@ -71,6 +73,7 @@ export function readOptions(argv: string[]): BenchOptions {
     serialRuns: quick ? 3 : 10,
     serialWarmupRuns: quick ? 2 : 20,
     pathSamples: quick ? 30 : 150,
+    bursts: quick ? 3 : 10,
     cannonSeconds: quick ? 3 : 8,
     restoreSamples: quick ? 50 : 300,
     takeoverRounds: quick ? 1 : 3,

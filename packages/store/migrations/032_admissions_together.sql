@@ -22,9 +22,10 @@ BEGIN
   target AS (
     SELECT r.id, (r.lease_owner IS NULL OR r.lease_owner = owner OR r.lease_until < clock_timestamp()) AS free
       FROM runs r
-     WHERE r.id IN (SELECT id FROM asked) AND r.tenant_id = tenant AND r.state = 'queued' AND r.admitted_at IS NULL
+     WHERE r.id = ANY(asked_runs) AND r.tenant_id = tenant AND r.state = 'queued' AND r.admitted_at IS NULL
      ORDER BY r.id FOR UPDATE),
-  places AS (SELECT max_running - tenant_runs_in_flight(tenant) AS n),
+  -- Counted once (not again for each run it is compared with).
+  places AS MATERIALIZED (SELECT max_running - tenant_runs_in_flight(tenant) AS n),
   -- Each run with the places the free runs before it (in the order asked) have taken.
   ranked AS (
     SELECT t.id, t.free,

@@ -13,14 +13,14 @@ export interface PathResult {
 }
 
 /** Runs POSTed at once in a burst: as many as the steward phase's widest concurrency. */
-export const BURST_RUNS = 32;
+const BURST_RUNS = 32;
 
 /**
  * POST → started, one run at a time on an otherwise idle platform. The runs answer at once (no tool), and
  * each is waited for before the next. Times: the bench's wall clock and PostgreSQL's clock_timestamp()
  * (events.recorded_at), same machine.
  */
-export async function measurePath(bench: StewardBench, samples: number, bursts = 0): Promise<PathResult> {
+export async function measurePath(bench: StewardBench, samples: number, bursts: number): Promise<PathResult> {
   const posted = new Map<string, { postedAt: number; answeredAt: number }>();
   for (let i = 0; i < samples + 5; i++) {
     const run = await createRun(bench, 0);

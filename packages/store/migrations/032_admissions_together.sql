@@ -4,7 +4,7 @@
 -- `admit_run` would have decided them one after the other, in the order given: while places remain, a run whose
 -- lease is free (or the caller's, or expired) is admitted and leased to the caller, and one leased to another runner
 -- is left unchanged; once the places are taken, the rest are deferred. `admit_run` stays for runners not yet
--- upgraded.
+-- upgraded, and now decides through `admit_runs` (below): the rule has one definition.
 
 -- Rows: per admitted run, one per event (one row of NULL events when it has none); per deferred run, one row with
 -- `admitted` false; none for a run admitted meanwhile, ended, leased to another, or not the tenant's.
@@ -46,3 +46,12 @@ BEGIN
     FROM decided d LEFT JOIN events e ON d.ok AND e.stream_id = d.id
    ORDER BY d.id, e.version;
 END $$;
+
+-- One run's admission, as before (same rows, without the run's id): `admit_runs` for that run alone.
+CREATE OR REPLACE FUNCTION admit_run(run uuid, tenant text, owner text, max_running int, lease_seconds float8)
+  RETURNS TABLE (admitted boolean, event_id uuid, stream_id uuid, tenant_id text, version int, type text, data jsonb,
+                 metadata jsonb, recorded_at timestamptz, global_position bigint)
+  LANGUAGE sql VOLATILE AS $$
+    SELECT a.admitted, a.event_id, a.stream_id, a.tenant_id, a.version, a.type, a.data, a.metadata, a.recorded_at, a.global_position
+      FROM admit_runs(ARRAY[run], tenant, owner, max_running, lease_seconds) a
+  $$;

@@ -169,6 +169,17 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
     expect(rows[0].n).toBe(3);
   });
 
+  it("the one-run call kept for runners not yet upgraded answers as before, deciding by the same rule", async () => {
+    const tenant = "t-older-runner";
+    const [admitted, deferred] = await queuedRuns(tenant, 2);
+    await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, $3, 1, 'run.queued', '{}')", [randomUUID(), admitted, tenant]);
+    const call = (run: string) =>
+      pool.query<{ admitted: boolean; type: string | null }>("SELECT admitted, type FROM admit_run($1, $2, 'runner-old', 1, 30)", [run, tenant]);
+    expect((await call(admitted)).rows).toEqual([{ admitted: true, type: "run.queued" }]);
+    expect((await call(deferred)).rows).toEqual([{ admitted: false, type: null }]);
+    expect((await call(admitted)).rows).toEqual([]); // admitted already: unchanged
+  });
+
   it("without a limit a queued run is claimed as before", async () => {
     const [id] = await queuedRuns("t-free", 1);
     expect(await claimRun(pool, id, "runner-0", 30_000)).toMatchObject({ kind: "claimed" });

@@ -57,17 +57,23 @@ export async function admitRuns(pool: Pool, ask: AdmissionAsk, runIds: readonly 
   const { rows } = await pool.query<EventRow & { run_id: string; admitted: boolean }>(
     admitStatement([runIds, ask.tenantId, ask.owner, Math.trunc(ask.maxRunning), ask.leaseMs / 1000]),
   );
-  const byRun = new Map<string, Admission>();
+  // Per admitted run its events (none when a row of NULL events stands for it); a deferred run has one row.
+  const admitted = new Map<string, StoredRunEvent[]>();
+  const deferred = new Set<string>();
   for (const row of rows) {
     if (!row.admitted) {
-      byRun.set(row.run_id, { kind: "deferred" });
+      deferred.add(row.run_id);
       continue;
     }
-    let admitted = byRun.get(row.run_id) as { kind: "admitted"; events: StoredRunEvent[] } | undefined;
-    if (!admitted) byRun.set(row.run_id, (admitted = { kind: "admitted", events: [] }));
-    if (row.event_id !== null) admitted.events.push(rowToEvent(row));
+    let events = admitted.get(row.run_id);
+    if (!events) admitted.set(row.run_id, (events = []));
+    if (row.event_id !== null) events.push(rowToEvent(row));
   }
-  return runIds.map((id) => byRun.get(id) ?? { kind: "unchanged" });
+  return runIds.map((id): Admission => {
+    const events = admitted.get(id);
+    if (events) return { kind: "admitted", events };
+    return deferred.has(id) ? { kind: "deferred" } : { kind: "unchanged" };
+  });
 }
 
 /** One queued run's admission (`admitRuns` for one run). */

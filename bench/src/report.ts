@@ -228,6 +228,8 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     rows.push({ section: "path", measure: "POST → run started (runner claimed it), p50 / p99", value: `${ms(p.postToStarted.p50)} / ${ms(p.postToStarted.p99)}`, target: "p50 < 5 ms", met: p.postToStarted.p50 < 5 });
     rows.push({ section: "path", measure: "  of which POST → 201, p50 / p99", value: `${ms(p.postAnswered.p50)} / ${ms(p.postAnswered.p99)}` });
     rows.push({ section: "path", measure: "  of which run.queued → run.started (relay, JetStream, claim), p50 / p99", value: `${ms(p.queuedToStarted.p50)} / ${ms(p.queuedToStarted.p99)}` });
+    rows.push({ section: "path", measure: "    run.queued → admitted (commit, copy and command on JetStream, admission), p50 / p99", value: `${ms(p.queuedToAdmitted.p50)} / ${ms(p.queuedToAdmitted.p99)}` });
+    rows.push({ section: "path", measure: "    admitted → run.started (admission's commit, the runner's decision, its append), p50 / p99", value: `${ms(p.admittedToStarted.p50)} / ${ms(p.admittedToStarted.p99)}` });
     if (p.burst) {
       rows.push({
         section: "path",

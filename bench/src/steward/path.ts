@@ -8,6 +8,10 @@ export interface PathResult {
   readonly postAnswered: Summary;
   /** run.queued recorded → run.started recorded: outbox relay → JetStream → runner's consumer → claim. */
   readonly queuedToStarted: Summary;
+  /** run.queued recorded → the run admitted (`runs.admitted_at`): the commit, the copy and the command on JetStream, the runner's admission. */
+  readonly queuedToAdmitted: Summary;
+  /** The run admitted → run.started recorded: the admission's commit and answer, the runner's decision, its append. */
+  readonly admittedToStarted: Summary;
   /** Bursts of one tenant's runs POSTed at once: each run's POST → run.started, over every run of every burst. */
   readonly burst?: { readonly runs: number; readonly bursts: number; readonly postToStarted: Summary };
 }
@@ -31,16 +35,28 @@ export async function measurePath(bench: StewardBench, samples: number, bursts: 
   const toStarted: number[] = [];
   const answered: number[] = [];
   const queuedToStarted: number[] = [];
+  const queuedToAdmitted: number[] = [];
+  const admittedToStarted: number[] = [];
   for (const [id, run] of posted) {
     const started = at.get(`${id}/run.started`);
     const queued = at.get(`${id}/run.queued`);
-    if (started === undefined || queued === undefined) continue;
+    const admitted = at.get(`${id}/admitted`);
+    if (started === undefined || queued === undefined || admitted === undefined) continue;
     toStarted.push(started - run.postedAt);
     answered.push(run.answeredAt - run.postedAt);
     queuedToStarted.push(started - queued);
+    queuedToAdmitted.push(admitted - queued);
+    admittedToStarted.push(started - admitted);
   }
   const burst = bursts > 0 ? await measureBursts(bench, bursts) : undefined;
-  return { postToStarted: summarize(toStarted), postAnswered: summarize(answered), queuedToStarted: summarize(queuedToStarted), burst };
+  return {
+    postToStarted: summarize(toStarted),
+    postAnswered: summarize(answered),
+    queuedToStarted: summarize(queuedToStarted),
+    queuedToAdmitted: summarize(queuedToAdmitted),
+    admittedToStarted: summarize(admittedToStarted),
+    burst,
+  };
 }
 
 /**
@@ -62,10 +78,15 @@ async function measureBursts(bench: StewardBench, bursts: number): Promise<NonNu
   return { runs: BURST_RUNS, bursts, postToStarted: summarize(toStarted) };
 }
 
-/** When each run's run.queued and run.started were recorded (PostgreSQL's clock), by `<run id>/<type>`. */
+/**
+ * When each run's run.queued and run.started were recorded and when it was admitted (PostgreSQL's clock: the
+ * admission and the claim both stamp `admitted_at`), by `<run id>/<type>` and `<run id>/admitted`.
+ */
 async function recordedAt(bench: StewardBench, runIds: readonly string[]): Promise<Map<string, number>> {
   const { rows } = await bench.pool.query<{ stream_id: string; type: string; recorded_at: string }>(
-    `SELECT stream_id, type, recorded_at FROM events WHERE stream_id = ANY($1::uuid[]) AND type IN ('run.queued', 'run.started')`,
+    `SELECT stream_id, type, recorded_at FROM events WHERE stream_id = ANY($1::uuid[]) AND type IN ('run.queued', 'run.started')
+     UNION ALL
+     SELECT id, 'admitted', admitted_at FROM runs WHERE id = ANY($1::uuid[]) AND admitted_at IS NOT NULL`,
     [runIds],
   );
   const at = new Map<string, number>();

@@ -87,18 +87,26 @@ export interface IdlePause {
   readonly ms: number;
 }
 
+/** The clock and the timer `afterIdle` uses: the process's own unless a spec gives its own. */
+export interface PauseClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const processClock: PauseClock = { now: () => performance.now(), sleep };
+
 /**
  * `idle.samples` exchanges one at a time, each started `idle.ms` after the one before it ended (a timer, not a busy
  * wait), so that the processes on both ends have gone idle, as they do between the steps of a run driven one at a
  * time; each sample times `op` alone.
  */
-export async function afterIdle(idle: IdlePause, op: () => Promise<unknown>): Promise<number[]> {
+export async function afterIdle(idle: IdlePause, op: () => Promise<unknown>, clock: PauseClock = processClock): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < idle.samples; i++) {
-    await sleep(idle.ms);
-    const t0 = performance.now();
+    await clock.sleep(idle.ms);
+    const t0 = clock.now();
     await op();
-    out.push(performance.now() - t0);
+    out.push(clock.now() - t0);
   }
   return out;
 }

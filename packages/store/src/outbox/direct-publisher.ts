@@ -55,8 +55,8 @@ const markPublished = preparedStatement(
   `WITH v AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS v(id, version)),
 ${LOCK_RUNS_IN_ORDER("v")},
 copies AS (
-  UPDATE runs r SET published_version = v.version, bus_settled = ${SETTLED("v.version")}
-    FROM v WHERE r.id = v.id AND r.id IN (SELECT id FROM locked) AND r.published_version < v.version)
+  UPDATE runs r SET published_version = l.version, bus_settled = ${SETTLED("l.version")}
+    FROM locked l WHERE r.id = l.id AND r.published_version < l.version)
 UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[]) AND published_at IS NULL`,
 );
 

@@ -80,9 +80,9 @@ aside AS (
          AS a(run_id, subject, msg_id, payload, headers, attempts, reason)
   ON CONFLICT (msg_id) DO NOTHING)
 UPDATE runs r
-   SET published_version = greatest(r.published_version, s.version), bus_settled = ${SETTLED("s.version")}, publish_attempts = s.attempts,
-       publish_retry_at = CASE WHEN s.retry_ms IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => s.retry_ms / 1000.0) END
-  FROM s WHERE r.id = s.id AND r.id IN (SELECT id FROM locked)`;
+   SET published_version = greatest(r.published_version, l.version), bus_settled = ${SETTLED("l.version")}, publish_attempts = l.attempts,
+       publish_retry_at = CASE WHEN l.retry_ms IS NULL THEN NULL ELSE clock_timestamp() + make_interval(secs => l.retry_ms / 1000.0) END
+  FROM locked l WHERE r.id = l.id`;
 
 /**
  * The header a copy a relay publishes carries (a writer's own copies have none): which path put an event on the

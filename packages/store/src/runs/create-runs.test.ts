@@ -3,6 +3,7 @@ import { addSeconds, busNames, nowMicros, type RunEvent } from "@steward/contrac
 import { createRuns, type NewRunInput } from "./create-runs";
 import { grantRole } from "../memberships/grant-role";
 import { busCopyColumns } from "../event-store/bus-copy";
+import { LOCK_RUNS_IN_ORDER } from "../outbox/bus-settled";
 import { useFreshDatabase } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 
@@ -116,8 +117,8 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
         // The writer's mark once the copies are on the bus (the statement of `markPublished`, its lock included).
         await client.query(
           `WITH v AS (SELECT * FROM unnest($1::uuid[]) AS v(id)),
-           locked AS (SELECT r.id FROM runs r JOIN v ON v.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r)
-           UPDATE runs r SET published_version = 1 FROM v WHERE r.id = v.id AND r.id IN (SELECT id FROM locked)`,
+           ${LOCK_RUNS_IN_ORDER("v")}
+           UPDATE runs r SET published_version = 1 FROM locked l WHERE r.id = l.id`,
           [runs.map((r) => r.runId)],
         );
       }

@@ -87,6 +87,8 @@ describe("a stream publisher (real NATS with JetStream)", () => {
     try {
       await expect(bus.publish({ subject: subject("silent"), payload: "{}", msgId: "t1", headers: {} })).rejects.toBeInstanceOf(PublishTimeoutError);
       expect(bus.waiting).toBe(0);
+      // The request reached the subscriber (a paused test process may read it only after the timeout fired).
+      await waitFor(() => (replyTo.length > 0 ? true : undefined), { timeoutMs: 5_000, what: "the request at the silent subscriber" });
       expect(replyTo).toHaveLength(1);
       nc.publish(replyTo[0], JSON.stringify({ stream: stream, seq: 1 })); // too late: nobody waits for it
       await nc.flush();

@@ -33,10 +33,20 @@ describe("a patient tool-exec client", () => {
   });
 
   it("lets the fail-closed deny stand once its patience is spent", async () => {
-    const t = scripted([answer(false, "60502")]);
-    const res = await withPatience(t.api, { waitMs: 50, initialDelayMs: 5 }).invoke(req, { deadlineMs: 10_000 });
-    expect(res.decision?.code).toBe("60502");
-    expect(t.calls()).toBeGreaterThan(1);
+    // On jest's clock (Date.now and the pauses), so that a pause of the host cannot spend the 50 ms patience.
+    jest.useFakeTimers();
+    try {
+      const t = scripted([answer(false, "60502")]);
+      const started = Date.now();
+      const answered = withPatience(t.api, { waitMs: 50, initialDelayMs: 5 }).invoke(req, { deadlineMs: 10_000 });
+      await jest.runAllTimersAsync();
+      const res = await answered;
+      expect(res.decision?.code).toBe("60502");
+      // Asked at 0, 5, 15 and 35 ms (pauses of 5, 10, 20 ms); the next pause (40 ms) would end past the patience.
+      expect([t.calls(), Date.now() - started]).toEqual([4, 35]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("retries tool-exec's own 'nothing kept' answers and an open breaker", async () => {

@@ -36,7 +36,8 @@ async function refusal(token: string, options: Partial<AuthOptions> = {}): Promi
 describe("createAuthenticator", () => {
   it("accepts a token with exp inside the maximum lifetime", async () => {
     const authenticate = createAuthenticator({ secret, maxTtlSeconds: 3600 });
-    const token = await sign({ iat: now(), exp: now() + 3600 });
+    const issued = now();
+    const token = await sign({ iat: issued, exp: issued + 3600 });
     await expect(authenticate(`Bearer ${token}`)).resolves.toEqual({ tenantId: "acme", userId: "alice", roles: ["member"] });
   });
 

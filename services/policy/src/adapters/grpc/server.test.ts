@@ -111,7 +111,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
     const denied = await waitFor(async () => {
       const d = await ask(replicas[1], alice);
       return d.permit ? undefined : d;
-    }, { timeoutMs: 2000, what: "replica 1 to see the activation" });
+    }, { timeoutMs: 10_000, what: "replica 1 to see the activation" });
     expect(denied.code).toBe("60500");
     const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId: "", limit: 1000, afterId: 0, mcpSessionId: "" });
     expect(decisions[decisions.length - 1].policyVersion).toBe(2);

@@ -1,9 +1,8 @@
 -- Two SQL functions called on hot paths, now PL/pgSQL (docs/performance.md, "Session 32"). A SQL function whose body
 -- reads a table is not inlined into the statement that calls it, and PostgreSQL 15 parses and plans its body again in
--- every such statement; PL/pgSQL keeps the plan for the connection. Measured on this host, one call from a prepared
--- statement: the count 138–226 µs before, 56–71 µs after (the count written inline: 53 µs); the roles' check 81–83 µs
--- before, 56–58 µs after. The definitions do not change, and neither does what they see: a STABLE function of either
--- language reads with the snapshot of the statement that calls it.
+-- every such statement; PL/pgSQL keeps the plan for the connection (measured there). The definitions do not change,
+-- and neither does what they see: a STABLE function of either language reads with the snapshot of the statement
+-- that calls it.
 
 -- The tenant's admitted runs that are not finished and not waiting for a person (each admission counts them).
 CREATE OR REPLACE FUNCTION tenant_runs_in_flight(tenant text) RETURNS int

@@ -1,24 +1,39 @@
 import type { Pool } from "pg";
 
-/** What PostgreSQL did for this database (pg_stat_database): transactions and rows written. */
+/**
+ * What PostgreSQL did for this database (pg_stat_database): transactions and rows written; and the WAL it
+ * wrote (pg_stat_wal, the whole server): bytes and full-page images, the first change of a page after a
+ * checkpoint began, which writes the whole page.
+ */
 export interface PgActivity {
   readonly commits: number;
   readonly rollbacks: number;
   readonly inserted: number;
   readonly updated: number;
   readonly deleted: number;
+  readonly walBytes: number;
+  readonly walFullPages: number;
 }
 
 async function read(pool: Pool): Promise<PgActivity> {
   const client = await pool.connect();
   try {
     await client.query("SELECT pg_stat_clear_snapshot()");
-    const { rows } = await client.query<{ c: string; r: string; i: string; u: string; d: string }>(
-      `SELECT xact_commit AS c, xact_rollback AS r, tup_inserted AS i, tup_updated AS u, tup_deleted AS d
-         FROM pg_stat_database WHERE datname = current_database()`,
+    const { rows } = await client.query<{ c: string; r: string; i: string; u: string; d: string; wb: string; wf: string }>(
+      `SELECT xact_commit AS c, xact_rollback AS r, tup_inserted AS i, tup_updated AS u, tup_deleted AS d,
+              w.wal_bytes AS wb, w.wal_fpi AS wf
+         FROM pg_stat_database, pg_stat_wal w WHERE datname = current_database()`,
     );
     const r = rows[0];
-    return { commits: Number(r.c), rollbacks: Number(r.r), inserted: Number(r.i), updated: Number(r.u), deleted: Number(r.d) };
+    return {
+      commits: Number(r.c),
+      rollbacks: Number(r.r),
+      inserted: Number(r.i),
+      updated: Number(r.u),
+      deleted: Number(r.d),
+      walBytes: Number(r.wb),
+      walFullPages: Number(r.wf),
+    };
   } finally {
     client.release();
   }
@@ -35,25 +50,31 @@ export async function pgActivityMeter(pool: Pool): Promise<{ stop(): Promise<PgA
     async stop() {
       await new Promise((resolve) => setTimeout(resolve, 1100));
       const after = await read(pool);
-      return {
-        commits: after.commits - before.commits,
-        rollbacks: after.rollbacks - before.rollbacks,
-        inserted: after.inserted - before.inserted,
-        updated: after.updated - before.updated,
-        deleted: after.deleted - before.deleted,
-      };
+      return combined(after, before, (x, y) => x - y);
     },
   };
 }
 
-export const noActivity: PgActivity = { commits: 0, rollbacks: 0, inserted: 0, updated: 0, deleted: 0 };
+export const noActivity: PgActivity = { commits: 0, rollbacks: 0, inserted: 0, updated: 0, deleted: 0, walBytes: 0, walFullPages: 0 };
+
+/** Each count of `a` with the same count of `b`. */
+function combined(a: PgActivity, b: PgActivity, f: (x: number, y: number) => number): PgActivity {
+  return {
+    commits: f(a.commits, b.commits),
+    rollbacks: f(a.rollbacks, b.rollbacks),
+    inserted: f(a.inserted, b.inserted),
+    updated: f(a.updated, b.updated),
+    deleted: f(a.deleted, b.deleted),
+    walBytes: f(a.walBytes, b.walBytes),
+    walFullPages: f(a.walFullPages, b.walFullPages),
+  };
+}
 
 /** Two windows' counts together. */
 export function addActivity(a: PgActivity, b: PgActivity): PgActivity {
-  return { commits: a.commits + b.commits, rollbacks: a.rollbacks + b.rollbacks, inserted: a.inserted + b.inserted, updated: a.updated + b.updated, deleted: a.deleted + b.deleted };
+  return combined(a, b, (x, y) => x + y);
 }
 
 export function perUnitActivity(a: PgActivity, n: number): PgActivity {
-  const d = (x: number) => (n > 0 ? x / n : Number.NaN);
-  return { commits: d(a.commits), rollbacks: d(a.rollbacks), inserted: d(a.inserted), updated: d(a.updated), deleted: d(a.deleted) };
+  return combined(a, a, (x) => (n > 0 ? x / n : Number.NaN));
 }

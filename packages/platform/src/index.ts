@@ -16,6 +16,7 @@ export {
 export { createPool, guardPool, inTransaction, releaseClient, pgTimestampToIso, type Pool, type PoolClient, type PoolOptions } from "./pg/pool";
 export { isPostgresUnavailable, isQueryTimeout } from "./pg/transient";
 export { preparedStatement } from "./pg/prepared";
+export { timeOrderedId } from "./pg/time-ordered-id";
 export { createBatcher, isDataError, oneStatementOrEachAlone, togetherOrEachAlone, type Batcher, type BatcherOptions, type RunBatch } from "./pg/batches";
 export { connectNats, inboxPrefixOf, type NatsConnection, type NatsConnectOptions } from "./nats/connect";
 export {

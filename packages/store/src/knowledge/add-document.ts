@@ -1,6 +1,5 @@
-import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
-import { inTransaction } from "@steward/platform";
+import { inTransaction, timeOrderedId } from "@steward/platform";
 import { chunkText } from "./chunk";
 
 export interface NewDocument {
@@ -32,7 +31,7 @@ export async function addDocument(pool: Pool, doc: NewDocument): Promise<string>
 
 /** The same, inside a transaction the caller owns (it commits the document with whatever else it writes). */
 export async function insertDocument(tx: SqlRunner, doc: NewDocument): Promise<string> {
-  const id = doc.id ?? randomUUID();
+  const id = doc.id ?? timeOrderedId();
   const from = doc.provenance;
   await tx.query("INSERT INTO kb_documents (id, tenant_id, title, body, thread_id, run_id, step_no, proposal_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", [
     id,

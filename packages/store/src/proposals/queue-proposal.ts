@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { timeOrderedId } from "@steward/platform";
 import { PROPOSAL_COLUMNS, type KnowledgeProposal, type ProposalLimits, type SqlQuery } from "./proposal";
 
 export interface QueueProposalInput {
@@ -45,7 +45,7 @@ export async function queueProposal(tx: SqlQuery, input: QueueProposalInput, lim
     `INSERT INTO knowledge_proposals (id, tenant_id, run_id, thread_id, step_no, fingerprint, proposed_by, title, content, evidence_quote)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      RETURNING ${PROPOSAL_COLUMNS}`,
-    [randomUUID(), input.tenantId, input.runId, run.thread_id, input.stepNo, input.fingerprint, input.proposedBy, input.title, input.content, input.evidenceQuote],
+    [timeOrderedId(), input.tenantId, input.runId, run.thread_id, input.stepNo, input.fingerprint, input.proposedBy, input.title, input.content, input.evidenceQuote],
   );
   return { kind: "queued", proposal: rows[0] as KnowledgeProposal };
 }

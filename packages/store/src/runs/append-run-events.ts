@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import { busNames, foldRun, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
-import { ConcurrencyError, preparedStatement } from "@steward/platform";
+import { ConcurrencyError, preparedStatement, timeOrderedId } from "@steward/platform";
 import { appendFailure, insertEventsAtVersion } from "../event-store/append-at-version";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
@@ -113,7 +112,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   assertEventsFit(input.runId, input.events);
   const state = foldRun(input.events, input.state);
   const names = busNames(input.namespace);
-  const ids = input.events.map(() => randomUUID());
+  const ids = input.events.map(() => timeOrderedId());
   const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
   const commands = input.commands ?? [];
   let rows: AnswerRow[];

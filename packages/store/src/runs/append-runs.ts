@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { busNames, foldRun } from "@steward/contract";
-import { ConcurrencyError, createBatcher, preparedStatement, togetherOrEachAlone } from "@steward/platform";
+import { ConcurrencyError, createBatcher, preparedStatement, timeOrderedId, togetherOrEachAlone } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import { RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
@@ -80,7 +79,7 @@ function needsEachAlone(inputs: readonly AppendRunEventsInput[]): boolean {
 async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[]): Promise<Settled[]> {
   const prepared = inputs.map((input) => {
     const state = foldRun(input.events, input.state);
-    const ids = input.events.map(() => randomUUID());
+    const ids = input.events.map(() => timeOrderedId());
     const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
     const json = {
       run: { ...runRowJson({ id: input.runId, tenantId: input.tenantId }, state), events_subject: busNames(input.namespace).runEvent(input.runId, "") },

@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { busNames, foldRun, initialRunState } from "@steward/contract";
-import { preparedStatement } from "@steward/platform";
+import { preparedStatement, timeOrderedId } from "@steward/platform";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import { COMMAND_RETURNING, RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
@@ -113,7 +112,7 @@ export async function createRuns(pool: Pool, runs: readonly NewRunInput[]): Prom
   const prepared = runs.map((input) => {
     assertEventsFit(input.runId, input.events);
     const state = foldRun(input.events, initialRunState);
-    const ids = input.events.map(() => randomUUID());
+    const ids = input.events.map(() => timeOrderedId());
     const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
     const direct = Boolean(input.publishDirect);
     const json = {

@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Pool, PoolClient } from "pg";
 import { foldThread, type ThreadEvent, type ThreadState } from "@steward/contract";
-import { ConcurrencyError } from "@steward/platform";
+import { ConcurrencyError, timeOrderedId } from "@steward/platform";
 import { appendFailure, insertEventsAtVersion } from "../event-store/append-at-version";
 
 export interface AppendThreadEventsInput {
@@ -49,7 +48,7 @@ export async function appendThreadEvents(db: Pool | PoolClient, input: AppendThr
       input.threadId,
       input.tenantId,
       input.state.version,
-      input.events.map(() => randomUUID()),
+      input.events.map(() => timeOrderedId()),
       input.events.map((e) => e.type),
       input.events.map((e) => JSON.stringify(e.data)),
       JSON.stringify(input.traceparent ? { traceparent: input.traceparent } : {}),

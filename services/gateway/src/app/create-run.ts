@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import {
   Limits,
   addSeconds,
@@ -11,7 +11,7 @@ import {
   type RunRequested,
   type RunSnapshot,
 } from "@steward/contract";
-import { ConflictError, NotFoundError, ValidationError, createBatcher, oneStatementOrEachAlone, type Pool } from "@steward/platform";
+import { ConflictError, NotFoundError, ValidationError, createBatcher, oneStatementOrEachAlone, timeOrderedId, type Pool } from "@steward/platform";
 import {
   NEW_RUN_HEADER,
   addRunToThread,
@@ -159,7 +159,7 @@ export function createRunHandler(deps: {
     const hashed = cmd.invocation ? { body: cmd.body, invocation: cmd.invocation } : cmd.body;
     // Kept only to tell a retry from another request under the same key: no key, nothing to compare it with.
     const requestHash = cmd.idempotencyKey ? createHash("sha256").update(canonicalJson(hashed)).digest("hex") : null;
-    const runId = randomUUID();
+    const runId = timeOrderedId();
     const createdAt = clock();
     const publishing = ownPublishing(deps.publisher?.(), runId);
     const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };

@@ -1,6 +1,6 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { canonicalJson, initialThreadState, nowMicros, threadSnapshotOf, type RunSnapshot, type ThreadSnapshot } from "@steward/contract";
-import { ConflictError, NotFoundError, ValidationError, type Pool } from "@steward/platform";
+import { ConflictError, NotFoundError, ValidationError, timeOrderedId, type Pool } from "@steward/platform";
 import {
   appendThreadEvents,
   archiveThread,
@@ -59,7 +59,7 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
     async create({ principal, body, idempotencyKey, traceparent }) {
       checkThreadTitle(body.title);
       const requestHash = createHash("sha256").update(canonicalJson(body)).digest("hex");
-      const id = randomUUID();
+      const id = timeOrderedId();
       try {
         // One statement; a key used before meets the unique index and nothing of this request is kept.
         const state = await appendThreadEvents(deps.pool, {
@@ -91,7 +91,7 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
       checkForkRequest(body);
       // The source is part of the request: the same body for another thread is another request.
       const requestHash = createHash("sha256").update(canonicalJson({ fork_of: threadId, ...body })).digest("hex");
-      const forkId = randomUUID();
+      const forkId = timeOrderedId();
       let outcome: ForkThreadOutcome;
       try {
         outcome = await forkThread(deps.pool, {

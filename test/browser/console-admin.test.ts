@@ -205,17 +205,17 @@ describe("the console's admin pages", () => {
     const row = page.locator(`#mcp-sessions tr[data-session="${session}"]`);
     await row.waitFor();
     const text = (await row.textContent()) ?? "";
-    for (const part of [session.slice(0, 8), "mo", "execute", "open"]) expect(text).toContain(part);
+    for (const part of [session.slice(-8), "mo", "execute", "open"]) expect(text).toContain(part);
     await shoot(page, "admin-mcp-sessions.png");
 
     // Its link: the decision log filtered by the session, whose one decision is the opening, naming the session.
-    await row.getByRole("link", { name: `Decisions of session ${session.slice(0, 8)}` }).click();
+    await row.getByRole("link", { name: `Decisions of session ${session.slice(-8)}` }).click();
     await page.locator("#decision-position", { hasText: `Decisions 1–1 of 1, oldest first, MCP session ${session}` }).waitFor();
     await expect(page.getByLabel("MCP session").inputValue()).resolves.toBe(session);
     const decision = page.locator("#decisions tbody tr");
     await expect(decision.count()).resolves.toBe(1);
     const cells = (await decision.textContent()) ?? "";
-    for (const part of ["mo", "agent.mcp.session", "permit", `${session.slice(0, 8)}execute`]) expect(cells).toContain(part);
+    for (const part of ["mo", "agent.mcp.session", "permit", `${session.slice(-8)}execute`]) expect(cells).toContain(part);
     await expect(decision.locator(".decision-session a").getAttribute("title")).resolves.toBe(session);
   });
 

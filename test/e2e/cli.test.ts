@@ -337,7 +337,7 @@ describe("the steward CLI against a running platform", () => {
 
     const decisions = JSON.parse((await cli(["audit", "decisions", "--mcp-session", session, "--json"], admin)).stdout);
     expect(decisions.items).toEqual([expect.objectContaining({ action: "agent.mcp.session", user_id: "mo", mcp_session_id: session, mcp_mode: "observe", permit: true })]);
-    expect((await cli(["audit", "decisions", "--mcp-session", session], admin)).stdout).toContain(`${session.slice(0, 8)} observe`);
+    expect((await cli(["audit", "decisions", "--mcp-session", session], admin)).stdout).toContain(`${session.slice(-8)} observe`);
     const refused = await cli(["audit", "mcp-sessions"], member);
     expect(refused.code).toBe(3);
   });

@@ -15,6 +15,13 @@ export function runDuration(started: string | null, finished: string | null, now
   return duration((finished ? Date.parse(finished) : now) - Date.parse(started));
 }
 
+/**
+ * An id as lists show it: its last 8 hex digits. Those are random in every UUID; the first ones of a UUID v7, which
+ * Steward makes for runs and threads, are its time, the same for everything made within a minute
+ * (docs/architecture.md, "Ids are time-ordered").
+ */
+export const shortId = (id: string): string => id.slice(-8);
+
 export const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
 
 /** A tool call's arguments (a JSON string on the wire), indented for reading. */

@@ -1,6 +1,7 @@
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import { ExitCode } from "../exit-codes";
+import { shortId } from "../render";
 
 type AuditCommand = Extract<Command, { name: `audit.${string}` }>;
 
@@ -51,7 +52,7 @@ export async function auditCommand(ctx: Context, cmd: AuditCommand): Promise<num
           d.action,
           `${d.resource.type}/${d.resource.id}`,
           d.permit ? "permit" : ctx.style.red(`deny ${d.code ?? ""}`.trim()),
-          d.mcp_session_id ? `${d.mcp_session_id.slice(0, 8)} ${d.mcp_mode ?? ""}`.trim() : d.run_id ? `run ${d.run_id.slice(0, 8)}` : "",
+          d.mcp_session_id ? `${shortId(d.mcp_session_id)} ${d.mcp_mode ?? ""}`.trim() : d.run_id ? `run ${shortId(d.run_id)}` : "",
         ]);
         const more = l.items.length === cmd.limit ? `; more: --after ${l.next_after}` : "";
         return table([["ID", "DECIDED", "USER", "ACTION", "RESOURCE", "EFFECT", "SESSION/RUN"], ...rows]) + ctx.style.dim(`${l.items.length} decisions, oldest first${more}`);

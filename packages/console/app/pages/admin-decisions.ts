@@ -1,6 +1,7 @@
 import { decisions, type Decision } from "../admin-api";
 import { failure, showNotAllowed, when } from "../admin-page";
 import { announce, h, replace } from "../dom";
+import { shortId } from "../format";
 
 const SIZES = ["25", "50", "100"];
 /** The largest page the route gives (its `limit`): used to walk to the newest records. */
@@ -174,14 +175,14 @@ function row(d: Decision): HTMLTableRowElement {
     h(
       "td",
       {},
-      d.run_id ? h("a", { href: `#/runs/${encodeURIComponent(d.run_id)}`, title: d.run_id }, d.run_id.slice(0, 8)) : "",
+      d.run_id ? h("a", { href: `#/runs/${encodeURIComponent(d.run_id)}`, title: d.run_id }, shortId(d.run_id)) : "",
       d.run_id && d.step_no ? h("div", { class: "muted" }, `step ${d.step_no}`) : null,
     ),
     h(
       "td",
       { class: "decision-session" },
       d.mcp_session_id
-        ? h("a", { href: `#/admin/decisions/mcp-session/${encodeURIComponent(d.mcp_session_id)}`, title: d.mcp_session_id }, d.mcp_session_id.slice(0, 8))
+        ? h("a", { href: `#/admin/decisions/mcp-session/${encodeURIComponent(d.mcp_session_id)}`, title: d.mcp_session_id }, shortId(d.mcp_session_id))
         : "",
       d.mcp_session_id && d.mcp_mode ? h("div", { class: "muted" }, d.mcp_mode) : null,
     ),

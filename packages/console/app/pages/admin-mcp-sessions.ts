@@ -1,6 +1,7 @@
 import { mcpSessions, type McpSession, type McpSessionFilter } from "../admin-api";
 import { when } from "../admin-page";
 import { h } from "../dom";
+import { shortId } from "../format";
 import { renderPagedList } from "../paged-list";
 
 const PAGE_SIZE = 50;
@@ -47,7 +48,7 @@ function row(s: McpSession): HTMLTableRowElement {
     h(
       "td",
       {},
-      h("a", { href: `#/admin/decisions/mcp-session/${encodeURIComponent(s.id)}`, title: s.id, "aria-label": `Decisions of session ${s.id.slice(0, 8)}` }, s.id.slice(0, 8)),
+      h("a", { href: `#/admin/decisions/mcp-session/${encodeURIComponent(s.id)}`, title: s.id, "aria-label": `Decisions of session ${shortId(s.id)}` }, shortId(s.id)),
     ),
     h("td", {}, s.user_id),
     h("td", {}, s.mode),

@@ -1,7 +1,7 @@
 import { failure, showNotAllowed, when } from "../admin-page";
 import { adminRuns, type StoredEvent } from "../conversation-api";
 import { h, replace } from "../dom";
-import { str } from "../format";
+import { shortId, str } from "../format";
 
 /** The most telling field of an event, for one line. */
 const gist = (e: StoredEvent): string => {
@@ -26,7 +26,7 @@ export function renderAdminRun(main: HTMLElement, runId: string): () => void {
       if (left) return;
       replace(
         main,
-        h("h1", {}, `Run ${run.id.slice(0, 8)}`),
+        h("h1", {}, `Run ${shortId(run.id)}`),
         h(
           "p",
           { class: "muted", id: "admin-run-facts" },

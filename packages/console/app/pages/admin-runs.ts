@@ -1,6 +1,7 @@
 import { when } from "../admin-page";
 import { adminRuns, type AdminRun, type AdminRunFilter } from "../conversation-api";
 import { h } from "../dom";
+import { shortId } from "../format";
 import { renderPagedList } from "../paged-list";
 
 const STATES = ["", "queued", "running", "awaiting_input", "awaiting_confirmation", "succeeded", "failed", "cancelled"];
@@ -40,7 +41,7 @@ function row(r: AdminRun): HTMLTableRowElement {
   return h(
     "tr",
     { "data-run": r.id },
-    h("td", {}, h("a", { href: `#/admin/runs/${r.id}`, title: r.input }, r.id.slice(0, 8)), h("div", { class: "muted clip" }, r.input)),
+    h("td", {}, h("a", { href: `#/admin/runs/${r.id}`, title: r.input }, shortId(r.id)), h("div", { class: "muted clip" }, r.input)),
     h("td", {}, r.created_by),
     h("td", {}, h("span", { class: `state state-${r.state}` }, r.state.replace("_", " "))),
     h("td", {}, r.error ? String(r.error.code) : ""),

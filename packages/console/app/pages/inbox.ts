@@ -1,6 +1,6 @@
 import { api, ApiError, runs, type RunPage, type RunSnapshot } from "../api";
 import { announce, h, replace } from "../dom";
-import { prettyArguments, since, str } from "../format";
+import { prettyArguments, shortId, since, str } from "../format";
 
 /** How often the inbox looks again while it is shown. */
 const POLL_MS = 4000;
@@ -139,7 +139,7 @@ export function renderInbox(main: HTMLElement): () => void {
       "li",
       { class: "card inbox-item", "data-run": p.run.id, "data-call": str(d.call_id) },
       h("h2", { id: titleId }, h("span", { class: "inbox-tool" }, str(d.tool_name)), " ", h("span", { class: "muted" }, `step ${str(d.step_no)}, asked ${since(p.request.recorded_at)}`)),
-      h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(p.run.id)}` }, h("code", {}, p.run.id.slice(0, 8))), ": ", h("q", { class: "inbox-input" }, p.run.input)),
+      h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(p.run.id)}` }, h("code", {}, shortId(p.run.id))), ": ", h("q", { class: "inbox-input" }, p.run.input)),
       h("p", {}, "Approving runs exactly this call:"),
       h("pre", { class: "args inbox-arguments" }, h("code", {}, prettyArguments(d.arguments))),
       h("p", { class: "muted" }, "Why it waits: ", why),

@@ -1,7 +1,7 @@
 import { ApiError } from "../api";
 import { proposals, type Proposal } from "../conversation-api";
 import { announce, h, replace } from "../dom";
-import { since } from "../format";
+import { shortId, since } from "../format";
 
 const STATES = ["pending", "applied", "dismissed", "all"];
 
@@ -39,7 +39,7 @@ export function renderProposals(main: HTMLElement): () => void {
         "p",
         { class: "muted" },
         `proposed ${since(p.created_at)} by ${p.proposed_by} in `,
-        h("a", { href: `#/runs/${p.run_id}` }, `run ${p.run_id.slice(0, 8)}`),
+        h("a", { href: `#/runs/${p.run_id}` }, `run ${shortId(p.run_id)}`),
         `, step ${p.step_no}`,
         p.thread_id ? h("span", {}, " · ", h("a", { href: `#/threads/${p.thread_id}` }, "its thread")) : null,
       ),

@@ -1,6 +1,6 @@
 import { ApiError, runs, type RunSnapshot } from "../api";
 import { announce, h, replace } from "../dom";
-import { runDuration, since } from "../format";
+import { runDuration, shortId, since } from "../format";
 
 const STATES = ["all", "queued", "running", "awaiting_input", "awaiting_confirmation", "succeeded", "failed", "cancelled"];
 const POLL_MS = 3000;
@@ -61,7 +61,7 @@ export function renderRuns(main: HTMLElement, open: (id: string) => void): () =>
         h(
           "tr",
           { "data-run": r.id },
-          h("td", {}, h("a", { href: `#/runs/${r.id}`, title: r.input }, r.id.slice(0, 8)), h("div", { class: "muted clip" }, r.input)),
+          h("td", {}, h("a", { href: `#/runs/${r.id}`, title: r.input }, shortId(r.id)), h("div", { class: "muted clip" }, r.input)),
           h("td", {}, h("span", { class: `state state-${r.state}` }, r.state.replace("_", " "))),
           h("td", {}, r.mode),
           h("td", {}, since(r.created_at)),

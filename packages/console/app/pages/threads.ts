@@ -1,7 +1,7 @@
 import { ApiError } from "../api";
 import { threads, type Thread } from "../conversation-api";
 import { h, replace } from "../dom";
-import { since } from "../format";
+import { shortId, since } from "../format";
 
 /** The caller's conversations, most recently active first, and the form that starts one. */
 export function renderThreads(main: HTMLElement, open: (id: string) => void): () => void {
@@ -38,7 +38,7 @@ export function renderThreads(main: HTMLElement, open: (id: string) => void): ()
     h(
       "tr",
       { "data-thread": t.id },
-      h("td", {}, h("a", { href: `#/threads/${t.id}` }, t.title ?? t.id.slice(0, 8)), t.forked_from ? h("div", { class: "muted" }, "fork") : null),
+      h("td", {}, h("a", { href: `#/threads/${t.id}` }, t.title ?? shortId(t.id)), t.forked_from ? h("div", { class: "muted" }, "fork") : null),
       h("td", {}, String(t.run_count)),
       h("td", {}, since(t.updated_at)),
     );

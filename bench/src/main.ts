@@ -10,6 +10,7 @@ import { measureGrpcFloor } from "./floors/grpc-floor";
 import { floorStreamName, measureNatsFloor } from "./floors/nats-floor";
 import { measurePgFloor } from "./floors/pg-floor";
 import { cannon } from "./gateway/load";
+import { vacuumBetweenPhases } from "./vacuum";
 import { othersBusy } from "./cpu";
 import { describeMachine, machineBusy, settle } from "./machine";
 import { readOptions, wants } from "./options";
@@ -122,6 +123,8 @@ async function main(): Promise<void> {
         const label = attempt === 1 ? name : `${name} (again)`;
         let spoiled = false;
         let crashed: ReturnType<BenchPlatform["crashed"]> = [];
+        const vacuumMs = await vacuumBetweenPhases(pool);
+        if (vacuumMs !== null) say(`vacuumed the database before ${label} (autovacuum is off on this server): ${Math.round(vacuumMs)} ms`);
         const out = await phase(results, label, async () => {
           const b = await session.bench();
           try {

@@ -10,7 +10,6 @@ import { measureGrpcFloor } from "./floors/grpc-floor";
 import { floorStreamName, measureNatsFloor } from "./floors/nats-floor";
 import { measurePgFloor } from "./floors/pg-floor";
 import { cannon } from "./gateway/load";
-import { vacuumBetweenPhases } from "./vacuum";
 import { othersBusy } from "./cpu";
 import { describeMachine, machineBusy, settle } from "./machine";
 import { readOptions, wants } from "./options";
@@ -29,6 +28,7 @@ import { measureReplay } from "./steward/replay";
 import { measurePolicy } from "./steward/policy";
 import { createCleanups } from "./cleanups";
 import { measureTakeover } from "./takeover/takeover";
+import { vacuumBetweenPhases } from "./vacuum";
 
 /** Processes of this bench (services, peers, floor servers): not "other work on the machine". */
 export const ourPids = new Set<number>();

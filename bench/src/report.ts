@@ -63,12 +63,11 @@ const num = (x: number, unit: string) => (Number.isFinite(x) ? `${x >= 100 ? Mat
 export const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : "n/a");
 const spread = (r: { min: number; max: number }, unit: string) => ` (${num(r.min, "").trim()}–${num(r.max, "").trim()}${unit ? ` ${unit}` : ""})`;
 
-const pgLine = (a: PgActivity | undefined) => {
-  if (!a) return "n/a";
-  // Results saved before the WAL was counted have no such fields.
-  const wal = Number.isFinite(a.walBytes) ? `; WAL ${(a.walBytes / 1024).toFixed(1)} kB, ${a.walFullPages.toFixed(2)} full pages` : "";
-  return `${a.commits.toFixed(1)} commits, ${a.inserted.toFixed(1)} rows inserted, ${a.updated.toFixed(1)} updated${wal}`;
-};
+const pgLine = (a: PgActivity | undefined) =>
+  a
+    ? `${a.commits.toFixed(1)} commits, ${a.inserted.toFixed(1)} rows inserted, ${a.updated.toFixed(1)} updated; ` +
+      `WAL ${(a.walBytes / 1024).toFixed(1)} kB, ${a.walFullPages.toFixed(2)} full pages`
+    : "n/a";
 
 /** "total 9.1 ms: runner 3.2, postgres 2.0, …" — largest first. */
 export function cpuLine(cpu: Record<string, number> | undefined): string {

@@ -4,10 +4,7 @@ import type { Style } from "./style";
 const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
 
 /** Shortens one-line text to `max` characters with an ellipsis. */
-/**
- * An id as tables show it: its last 8 hex digits. Those are random in every UUID; the first ones of a UUID v7, which
- * Steward makes for runs and threads, are its time, the same for everything made within a minute.
- */
+/** An id as tables show it: its last 8 hex digits, as the console shows it (docs/architecture.md, "Ids are time-ordered"). */
 export const shortId = (id: string): string => id.slice(-8);
 
 export function clip(text: string, max = 160): string {

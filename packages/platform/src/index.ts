@@ -41,7 +41,7 @@ export {
   type RunnerConsumerOptions,
 } from "./nats/provision";
 export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
-export { callStreamsOf, serveCallStream, CallStreams, type CallMeta, type StreamedCall, type StreamedReply } from "./grpc/call-stream";
+export { callStreamsOf, serveCallStream, CallDroppedError, CallStreams, type CallMeta, type StreamedCall, type StreamedReply } from "./grpc/call-stream";
 export { streamedCalls, type StreamedCalls } from "./grpc/streamed-calls";
 export { grpcTlsConfig, loadGrpcTls, grpcServerCredentials, grpcChannelCredentials, grpcClientOptions, identityOf, type GrpcTls } from "./grpc/tls";
 export { allowPeers, type PeerRules } from "./grpc/peers";

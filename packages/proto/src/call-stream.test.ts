@@ -1,5 +1,5 @@
 import { credentials, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
-import { bindGrpc, callStreamsOf, createGrpcServer, grpc, grpcError, serveCallStream, shutdownGrpc, streamedCalls, type CallMeta } from "@steward/platform";
+import { bindGrpc, CallDroppedError, callStreamsOf, createGrpcServer, grpc, grpcError, serveCallStream, shutdownGrpc, streamedCalls, type CallMeta } from "@steward/platform";
 import { PolicyDecisionClient, PolicyDecisionService, type DecideCall, type DecideReply, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
 
 // Calls on a call stream, both ends real: a grpc-js server on loopback with `serveCallStream`, and the
@@ -25,6 +25,16 @@ function deferred(): { promise: Promise<void>; resolve(): void } {
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+/** A word for a held call, given later by the test. */
+function release(): { go: Promise<boolean>; say(go: boolean): void } {
+  let say!: (go: boolean) => void;
+  const go = new Promise<boolean>((r) => (say = r));
+  return { go, say };
+}
+
+/** Set by a describe whose handler prepares held calls (`preparesHeld`). */
+let prepares = false;
 
 describe("calls on a call stream", () => {
   let server: grpc.Server;
@@ -57,6 +67,7 @@ describe("calls on a call stream", () => {
           if (held.length >= arrived.want) arrived.resolve();
         }),
       (err) => err as ServiceError,
+      { preparesHeld: prepares },
     );
     server.addService(PolicyDecisionService, {
       decide: (_call: unknown, cb: (err: ServiceError) => void) => cb(grpcError(status.UNIMPLEMENTED, "the test's server takes streams only")),
@@ -184,5 +195,102 @@ describe("calls on a call stream", () => {
     await expect(inFlight).resolves.toMatchObject({ reasons: ["last"] });
     const ended = opened[0].readableEnded ? Promise.resolve() : new Promise((r) => opened[0].once("end", r));
     await ended;
+  });
+  describe("a call sent held, to a handler that cannot prepare", () => {
+    it("given a held call and a plain one after it, then only the plain one is handled until the caller lets the held one go on; then it is handled and answered", async () => {
+      const calls = callsOn();
+      const word = release();
+      const first = calls.call(request("held"), { deadlineMs: 10_000, go: word.go });
+      const plain = calls.call(request("plain"), { deadlineMs: 10_000 });
+      await untilHeld(1);
+      // The stream keeps its order, so the held call reached the server before the plain one was handled.
+      expect(held.map((h) => h.request.action)).toEqual(["plain"]);
+      held[0].answer(permitFor("plain"));
+      await expect(plain).resolves.toMatchObject({ reasons: ["plain"] });
+      word.say(true);
+      await untilHeld(2);
+      expect(held[1].request.action).toBe("held");
+      expect(held[1].meta.released).toBeUndefined();
+      held[1].answer(permitFor("held"));
+      await expect(first).resolves.toMatchObject({ reasons: ["held"] });
+      expect(streamsOpened).toBe(1);
+      calls.close();
+    });
+
+    it("given a held call, when the caller drops it, then its caller gets CANCELLED, the handler never sees it, and the stream goes on", async () => {
+      const calls = callsOn();
+      const word = release();
+      const dropped = calls.call(request("dropped"), { deadlineMs: 10_000, go: word.go });
+      word.say(false);
+      await expect(dropped).rejects.toMatchObject({ code: status.CANCELLED });
+      const next = calls.call(request("next"), { deadlineMs: 10_000 });
+      await untilHeld(1);
+      expect(held.map((h) => h.request.action)).toEqual(["next"]);
+      held[0].answer(permitFor("next"));
+      await expect(next).resolves.toMatchObject({ reasons: ["next"] });
+      calls.close();
+    });
+  });
+
+  describe("a call sent held, to a handler that prepares (preparesHeld)", () => {
+    beforeAll(() => (prepares = true));
+    afterAll(() => (prepares = false));
+
+    it("given a held call, then the handler has it at once with `released` pending, which resolves when the caller lets it go on", async () => {
+      const calls = callsOn();
+      const word = release();
+      const answer = calls.call(request("prepared"), { deadlineMs: 10_000, go: word.go });
+      await untilHeld(1);
+      const released = held[0].meta.released!;
+      let state = "pending";
+      released.then(() => (state = "released"), () => (state = "dropped"));
+      // A plain call's round trip after it: whatever the server did with the held call has happened by then.
+      const plain = calls.call(request("plain"), { deadlineMs: 10_000 });
+      await untilHeld(2);
+      held[1].answer(permitFor("plain"));
+      await plain;
+      expect(state).toBe("pending");
+      word.say(true);
+      await released;
+      expect(held[0].meta.signal.aborted).toBe(false);
+      held[0].answer(permitFor("prepared"));
+      await expect(answer).resolves.toMatchObject({ reasons: ["prepared"] });
+      calls.close();
+    });
+
+    it("given a held call, when the caller drops it, then `released` rejects with CallDroppedError and the handler's signal aborts", async () => {
+      const calls = callsOn();
+      const word = release();
+      const answer = calls.call(request("dropped"), { deadlineMs: 10_000, go: word.go });
+      await untilHeld(1);
+      word.say(false);
+      await expect(answer).rejects.toMatchObject({ code: status.CANCELLED });
+      await expect(held[0].meta.released).rejects.toBeInstanceOf(CallDroppedError);
+      expect(held[0].meta.signal.aborted).toBe(true);
+      held[0].fail(grpcError(status.CANCELLED, "dropped")); // as a handler does once its call is dropped
+      calls.close();
+    });
+
+    it("given a held call, when the caller closes its end of the stream, then the call is dropped: no release can come any more", async () => {
+      const calls = callsOn();
+      const word = release();
+      const answer = calls.call(request("orphan"), { deadlineMs: 10_000, go: word.go });
+      await untilHeld(1);
+      calls.close();
+      await expect(held[0].meta.released).rejects.toBeInstanceOf(CallDroppedError);
+      held[0].fail(grpcError(status.CANCELLED, "dropped")); // as a handler does once its call is dropped
+      await expect(answer).rejects.toMatchObject({ code: status.CANCELLED });
+      word.say(true); // too late: nothing is sent on a closed client
+    });
+
+    it("given a plain call, then the handler gets no `released`", async () => {
+      const calls = callsOn();
+      const answer = calls.call(request("plain"), { deadlineMs: 10_000 });
+      await untilHeld(1);
+      expect(held[0].meta.released).toBeUndefined();
+      held[0].answer(permitFor("plain"));
+      await answer;
+      calls.close();
+    });
   });
 });

@@ -38,6 +38,7 @@ export {
   type PolicyDecisionApi,
   type ToolExecApi,
   type CallOptions,
+  type InvokeOptions,
   type ChannelState,
   type ClientOptions,
 } from "./clients";

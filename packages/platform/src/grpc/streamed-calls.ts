@@ -16,7 +16,12 @@ import { grpcError } from "./serve";
  * ends the stream; until then a call waits out its deadline, as a unary call on the same connection would.
  */
 export interface StreamedCalls<Req, Res> {
-  call(request: Req, options: { deadlineMs?: number; traceparent?: string }): Promise<Res>;
+  /**
+   * With `go`, the call is sent held: the server may prepare, but
+   * nothing of it takes effect until `go` settles true. Settling false drops it: it is answered CANCELLED here at
+   * once, and the server gives it up.
+   */
+  call(request: Req, options: { deadlineMs?: number; traceparent?: string; go?: Promise<boolean> }): Promise<Res>;
   /** Sends nothing more: the stream ends once the calls on it are answered. */
   close(): void;
 }
@@ -89,7 +94,19 @@ export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) =
           reject(grpcError(status.DEADLINE_EXCEEDED, "Deadline exceeded"));
         }, deadlineMs);
         on.pending.set(id, { resolve, reject, timer });
-        on.stream.write({ id, request, traceparent: options.traceparent ?? "", deadlineMs });
+        on.stream.write({ id, request, traceparent: options.traceparent ?? "", deadlineMs, held: options.go !== undefined, release: undefined });
+        options.go?.then((go) => {
+          // Answered already (a deny, a failure), or its stream is gone: the server waits for nothing.
+          const pending = on.pending.get(id);
+          if (!pending) return;
+          // A closed client writes nothing more: the call never goes on (the server drops the held calls of an ended stream).
+          const open = live === on;
+          if (open) on.stream.write({ id, request: undefined, traceparent: "", deadlineMs: 0, held: false, release: { go } });
+          if (go && open) return;
+          on.pending.delete(id);
+          clearTimeout(pending.timer);
+          pending.reject(go ? grpcError(status.UNAVAILABLE, "the client is closed") : grpcError(status.CANCELLED, "the call was dropped before it went on"));
+        });
       });
     },
     close() {

@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
-import type { InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
+import type { InvokeOptions, InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelAnswer, ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
+import { droppedCall, goesOn } from "./fixtures/held-call";
 import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -37,11 +38,13 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   let db: { url: string; drop(): Promise<void> };
   let pool: Pool;
   const leases: LeaseKeeper = { hold: () => () => undefined, stop: () => undefined };
+  /** The calls tool-exec was let go on with (a call sent held and dropped is not among them). */
   const sent: InvokeRequest[] = [];
   /** What the fake tool-exec does when called, before it answers. */
   let whenInvoked: (runId: string) => Promise<void> = async () => undefined;
   const toolExec = {
-    invoke: async (req: InvokeRequest) => {
+    invoke: async (req: InvokeRequest, options?: InvokeOptions) => {
+      if (!(await goesOn(options))) throw droppedCall();
       sent.push(req);
       await whenInvoked(req.runId);
       return {

@@ -40,6 +40,15 @@ export interface DriveDeps {
   readonly observer?: DriveObserver;
 }
 
+type InvokeEffect = Extract<Effect, { kind: "invoke_tool" }>;
+
+/** A tool call sent held with the append that records it. */
+interface HeldCall {
+  readonly call: InvokeEffect["call"];
+  readonly sent: Promise<{ observation: Observation; replayed: boolean }>;
+  release(go: boolean): void;
+}
+
 /** The longest delay setTimeout honours, ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -197,16 +206,32 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     }
   }
 
-  /** Sends a call to tool-exec within the run's remaining time; its answer is the next observation. */
-  async function callTool(effect: Extract<Effect, { kind: "invoke_tool" }>): Promise<{ observation: Observation; replayed: boolean }> {
-    const remaining = state.deadline_at ? msUntil(state.deadline_at) : 60_000;
-    const pending = invokeTool(deps.toolExec, ctx, state.step_no, effect.call, effect.exploration, remaining, state);
-    crash.reached("during_tool");
-    const outcome = await pending;
+  /**
+   * Sends a call to tool-exec within the run's remaining time (`at`: the run once the call is recorded); its
+   * answer is the next observation. With `go`, the call is sent held until `go` settles.
+   */
+  async function callTool(effect: InvokeEffect, at: RunState, go?: Promise<boolean>): Promise<{ observation: Observation; replayed: boolean }> {
+    const remaining = at.deadline_at ? msUntil(at.deadline_at) : 60_000;
+    const outcome = await invokeTool(deps.toolExec, ctx, at.step_no, effect.call, effect.exploration, remaining, at, go);
     return { observation: { kind: "tool_outcome", result: outcome.event }, replayed: outcome.replayed };
   }
 
+  /**
+   * A call sent with the commit that records it (docs/architecture.md, "A tool call sent with its commit"):
+   * tool-exec asks the PDP meanwhile and runs nothing until `release(true)`, sent once the commit held.
+   * `release(false)` drops it; a second release changes nothing.
+   */
+  function sendHeld(effect: InvokeEffect, at: RunState): HeldCall {
+    let release!: (go: boolean) => void;
+    const go = new Promise<boolean>((resolve) => (release = resolve));
+    const sent = callTool(effect, at, go);
+    sent.catch(() => undefined); // dropped, or read once released
+    return { call: effect.call, sent, release };
+  }
+
   const steps = stepClock(deps.observer);
+  /** The tool call sent with the append in hand, until it is released or dropped. */
+  let held: HeldCall | null = null;
   let observation: Observation = { kind: "nothing" };
   let toolExecCall: { callId: string; replayed: boolean } | undefined;
   /** Another runner holds the run now (found when an append failed): nothing more is started here. */
@@ -216,9 +241,13 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       // What was learnt is recorded before stopping: a tool's result is never left behind (the step in hand ends).
       if (observation.kind === "nothing" && (ctx.signal.aborted || ctx.stopping?.aborted)) return { kind: "lost" };
       const decision = decideThrough(state, observation, decideAt());
+      const stopping = ctx.signal.aborted || ctx.stopping?.aborted || takenOver;
+      if (decision.effect.kind === "invoke_tool" && decision.events.length > 0 && !stopping) held = sendHeld(decision.effect, decision.state);
       try {
         if (decision.events.length > 0) await append(decision.events);
       } catch (err) {
+        held?.release(false);
+        held = null;
         // We hold the lease, so another append can only be the creator's (a cancel, an answer) or the reaper's:
         // reload and decide on the same observation again, so a tool's result is never dropped.
         if (!(err instanceof ConcurrencyError) || ctx.signal.aborted) throw err;
@@ -276,7 +305,11 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
           observation = await loadHistory();
           break;
         case "invoke_tool": {
-          const sent = await callTool(effect);
+          const pending = held?.call === effect.call ? held.sent : callTool(effect, state);
+          held?.release(true);
+          held = null;
+          crash.reached("during_tool");
+          const sent = await pending;
           observation = sent.observation;
           toolExecCall = { callId: effect.call.call_id, replayed: sent.replayed };
           break;
@@ -291,6 +324,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     if (err instanceof ConcurrencyError) return { kind: "lost" };
     throw err;
   } finally {
+    held?.release(false); // the loop left before the call it sent could go on: nothing of it runs
     unwatch();
     deps.publisher?.release(ctx.runId);
   }

@@ -27,6 +27,8 @@ export async function invokeTool(
   runRemainingMs: number,
   /** The MCP session the run was started from, if any: tool-exec names it (and its mode) in the PDP's decision. */
   mcp: Pick<RunState, "mcp_session_id" | "mcp_mode"> = { mcp_session_id: null, mcp_mode: null },
+  /** Sends the call held: tool-exec runs nothing of it until this settles true, and drops it on false. */
+  go?: Promise<boolean>,
 ): Promise<{ event: ToolResult; replayed: boolean }> {
   try {
     const res = await toolExec.invoke(
@@ -42,7 +44,7 @@ export async function invokeTool(
         mcpSessionId: mcp.mcp_session_id ?? "",
         mcpMode: mcp.mcp_mode ?? "",
       },
-      { deadlineMs: Math.max(1000, Math.min(INVOKE_DEADLINE_MS, runRemainingMs)), traceparent: ctx.traceparent },
+      { deadlineMs: Math.max(1000, Math.min(INVOKE_DEADLINE_MS, runRemainingMs)), traceparent: ctx.traceparent, go },
     );
     const body = JSON.parse(res.resultJson) as { result: unknown; evidence: Evidence[] };
     return {

@@ -26,6 +26,11 @@ export interface InvokeCommand {
   readonly deadlineMs?: number;
   /** Aborts when the caller gives up on the call (a cancel, a lost connection): a running tool is stopped. */
   readonly signal?: AbortSignal;
+  /**
+   * Present when the call was sent before the caller's record of it was durable: resolves once the caller lets
+   * it go on, rejects when it drops it. Until then the PDP may be asked, and nothing else is done.
+   */
+  readonly released?: Promise<void>;
 }
 
 export interface Verdict {
@@ -160,17 +165,33 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       }
     }
     const fingerprint = toolFingerprint(tool.name, tool.normalise(input));
-    // A read's record is looked up while the PDP decides: it serialises nothing (a read repeated at once
-    // changes nothing), so it needs no lock and no transaction of its own.
     const keepsRead = tool.safety === "read" && tool.idempotent && tool.reuseResult !== false;
-    const stored = keepsRead ? deps.results.find(cmd.runId, fingerprint) : null;
-    stored?.catch(() => undefined); // a denied call never looks at it
-    // A write's record is held (locked and read) while the PDP decides too: holding it runs nothing, and the
-    // tool itself still waits for the permit.
-    const held = tool.idempotent && tool.reuseResult !== false && !keepsRead ? deps.results.hold(cmd.runId, fingerprint, tool.name) : null;
-    held?.catch(() => undefined); // a denied call never looks at it
+    const holdsRecord = tool.idempotent && tool.reuseResult !== false && !keepsRead;
+    /**
+     * A read's record is looked up while the PDP decides: it serialises nothing (a read repeated at once changes
+     * nothing), so it needs no lock and no transaction of its own. A write's record is held (locked and read)
+     * while the PDP decides too: holding it runs nothing, and the tool itself still waits for the permit.
+     */
+    const openRecord = () => {
+      const stored = keepsRead ? deps.results.find(cmd.runId, fingerprint) : null;
+      const held = holdsRecord ? deps.results.hold(cmd.runId, fingerprint, tool.name) : null;
+      // A denied call never looks at them.
+      stored?.catch(() => undefined);
+      held?.catch(() => undefined);
+      return { stored, held };
+    };
+    // A held call opens its record only once released: a call its caller drops has locked nothing.
+    let records = cmd.released ? null : openRecord();
     const asked = performance.now();
-    const decision = await ask(cmd, tool.policyPoint, fingerprint, tool.safety);
+    const deciding = ask(cmd, tool.policyPoint, fingerprint, tool.safety);
+    if (cmd.released) {
+      await cmd.released.catch((err: unknown) => {
+        throw new CallerGoneError({ cause: err });
+      });
+      records = openRecord();
+    }
+    const { stored, held } = records!;
+    const decision = await deciding;
     const decisionMs = msSince(asked);
     // Set by `execute` once the tool has run: a call answered from its record never runs it.
     let toolMs = 0;

@@ -113,7 +113,8 @@ function servedBy(implOf: () => ToolExecImpl | null, streams: CallStreams, logge
         )
         .finally(() => call.removeListener("cancelled", onCancelled));
     },
-    invokeEach: serveCallStream(streams, invoke, statusOf),
+    // A held call asks the PDP while its caller commits the call's record; the rest waits for its release.
+    invokeEach: serveCallStream(streams, invoke, statusOf, { preparesHeld: true }),
   };
 }
 
@@ -151,6 +152,7 @@ function toolExecImpl(deps: ServerDeps): ToolExecImpl {
         // A little short of the caller's deadline, so that the answer still reaches it.
         deadlineMs: meta.deadlineMs === undefined ? undefined : meta.deadlineMs - 50,
         signal: meta.signal,
+        released: meta.released,
       });
       return {
         fingerprint: o.fingerprint,

@@ -1,0 +1,105 @@
+import { Type } from "@sinclair/typebox";
+import { createLogger } from "@steward/platform";
+import type { PolicyDecisionApi } from "@steward/proto";
+import { createToolRegistry } from "../domain/registry";
+import type { AnyToolDefinition } from "../domain/tool";
+import type { HeldRecord, IdempotencyStore } from "../adapters/pg/idempotency-store";
+import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
+
+// A call sent held (docs/architecture.md, "A tool call sent with its commit"): the app layer alone, with a
+// PDP, a record store and a tool that write down what happened to them, in order. The fakes answer without
+// timers, so one turn of the event loop (`settle`) lets everything that can happen happen.
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function harness(safety: "read" | "write") {
+  const log: string[] = [];
+  const pdp: PolicyDecisionApi = {
+    decide: async () => {
+      log.push("PDP asked");
+      return { permit: true, code: "", reasons: [], policyIds: ["p"] } as never;
+    },
+    state: () => "READY" as never,
+    close: () => undefined,
+  };
+  const results: IdempotencyStore = {
+    find: async () => {
+      log.push("record looked up");
+      return null;
+    },
+    keep: async () => void log.push("result kept"),
+    async hold(): Promise<HeldRecord> {
+      log.push("record held");
+      return {
+        stored: null,
+        complete: async (work) => {
+          const value = await work({} as never);
+          log.push("result kept");
+          return value;
+        },
+        release: async () => void log.push("record let go"),
+      };
+    },
+  };
+  const tool: AnyToolDefinition = {
+    name: "counter",
+    description: "a tool that says when it runs",
+    input: Type.Object({}, { additionalProperties: false }),
+    normalise: (i: object) => i,
+    safety,
+    policyPoint: "knowledge.document.write",
+    idempotent: true,
+    abortOnDeny: false,
+    requireConfirmation: false,
+    exploration: false,
+    async run() {
+      log.push("tool ran");
+      return { result: { n: 1 } };
+    },
+  };
+  const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent") });
+  let go!: () => void;
+  let drop!: (err: Error) => void;
+  const released = new Promise<void>((resolve, reject) => {
+    go = resolve;
+    drop = reject;
+  });
+  const cmd: InvokeCommand = {
+    runId: "00000000-0000-4000-8000-000000000001",
+    tenantId: "acme",
+    userId: "alice",
+    stepNo: 1,
+    callId: "c1",
+    toolName: "counter",
+    argumentsJson: "{}",
+    elevationSessionId: "",
+    released,
+  };
+  return { log, go, drop, call: () => invoke(cmd) };
+}
+
+describe("a call sent held", () => {
+  it.each(["write", "read"] as const)(
+    "given a held call to a %s tool, then only the PDP is asked until it is released; then its record is opened and the tool runs",
+    async (safety) => {
+      const h = harness(safety);
+      const call = h.call();
+      await settle();
+      expect(h.log).toEqual(["PDP asked"]);
+      h.go();
+      const outcome = await call;
+      expect(outcome).toMatchObject({ resultCode: "ok", replayed: false, decision: { permit: true } });
+      expect(h.log).toEqual(["PDP asked", safety === "write" ? "record held" : "record looked up", "tool ran", "result kept"]);
+    },
+  );
+
+  it("given a held call, when its caller drops it, then it ends as a call whose caller is gone: nothing opened, nothing run", async () => {
+    const h = harness("write");
+    const call = h.call();
+    await settle();
+    h.drop(new Error("dropped"));
+    await expect(call).rejects.toBeInstanceOf(CallerGoneError);
+    await settle();
+    expect(h.log).toEqual(["PDP asked"]);
+  });
+});

@@ -257,8 +257,8 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       }
       const done = await execute();
       if (done.resultCode === ToolResultCode.ok) {
-        // The record of a read only spares a repeat; losing it loses nothing.
-        await deps.results.keep(cmd.runId, fingerprint, tool.name, done).catch((err) =>
+        // The record of a read only spares a repeat; losing it loses nothing, so the answer does not wait for it.
+        void deps.results.keep(cmd.runId, fingerprint, tool.name, done).catch((err) =>
           deps.logger.debug({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "a read's result was not kept"),
         );
       }

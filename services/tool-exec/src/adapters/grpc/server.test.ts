@@ -9,6 +9,7 @@ import { createToolRegistry, ToolRegistryError } from "../../domain/registry";
 import { knowledgeSearchTool } from "../tools/knowledge-search";
 import { createPgIdempotencyStore } from "../pg/idempotency-store";
 import { freshDatabase, freshNamespace, natsUrl } from "../../../../../test/support/databases";
+import { waitFor } from "../../../../../test/support/wait-for";
 
 // The policy service runs as its own process (built), on a port it picks: no service imports another's code.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -158,7 +159,8 @@ describe("tool-exec gRPC server with the policy server behind it", () => {
     // Another tenant's documents never show up.
     expect(result.evidence.map((e: { title: string }) => e.title)).not.toContain("Globex refunds");
     expect(result.result.matches).toBe(result.evidence.length);
-    expect(await storedResults(runId)).toBe(1);
+    // The read's record is kept beside its answer, not before it.
+    await waitFor(async () => ((await storedResults(runId)) === 1 ? true : undefined), { timeoutMs: 5000, what: "the read's record" });
 
     // Same call, differently spelt but equal once normalised: served from the idempotency record.
     const again = await invoke({ runId, argumentsJson: JSON.stringify({ query: "how long for a refund?", limit: 5 }) });

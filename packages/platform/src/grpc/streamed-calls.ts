@@ -17,9 +17,8 @@ import { grpcError } from "./serve";
  */
 export interface StreamedCalls<Req, Res> {
   /**
-   * With `go`, the call is sent held: the server may prepare, but
-   * nothing of it takes effect until `go` settles true. Settling false drops it: it is answered CANCELLED here at
-   * once, and the server gives it up.
+   * With `go`, the call is sent held: the server may prepare, but nothing of it takes effect until `go` settles
+   * true. Settling false drops it: it is answered CANCELLED here at once, and the server gives it up.
    */
   call(request: Req, options: { deadlineMs?: number; traceparent?: string; go?: Promise<boolean> }): Promise<Res>;
   /** Sends nothing more: the stream ends once the calls on it are answered. */

@@ -1,11 +1,11 @@
-import { randomUUID } from "node:crypto";
-import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
+import { nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream, type RunAppender } from "@steward/store";
 import type { InvokeOptions, InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
 import { droppedCall, goesOn } from "./fixtures/held-call";
+import { queuedInvocationRun } from "./fixtures/invocation-run";
 import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -59,25 +59,8 @@ describe("a tool call sent held with the commit that records it (PostgreSQL, fak
   const leases: LeaseKeeper = { hold: () => () => undefined, stop: () => undefined };
   const observer = { committed: (events: readonly RunEvent[]) => void log.push(`committed ${events.map((e) => e.type).join(", ")}`), stepEnded: () => undefined };
 
-  async function invocationRun(): Promise<string> {
-    const runId = randomUUID();
-    const createdAt = nowMicros();
-    const queued: RunEvent = {
-      type: "run.queued",
-      data: {
-        input: "invoke tool:counter",
-        mode: "agent",
-        response_language: null,
-        created_by: "u1",
-        created_at: createdAt,
-        deadline_at: addSeconds(createdAt, 180),
-        thread_id: null,
-        invocation: { capability_id: "tool:counter", calls: [{ call_id: "invoke-1", tool_name: "counter", arguments: "{}" }] },
-      },
-    };
-    await appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queued] });
-    return runId;
-  }
+  const invocationRun = () =>
+    queuedInvocationRun(pool, NAMESPACE, { capability_id: "tool:counter", calls: [{ call_id: "invoke-1", tool_name: "counter", arguments: "{}" }] });
 
   const handler = (appender?: RunAppender) =>
     createRunRequestedHandler({ pool, toolExec, provider, tools: [counter], logger: createLogger("held-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases, observer, appender });

@@ -1,10 +1,10 @@
-import { randomUUID } from "node:crypto";
-import { addSeconds, canonicalJson, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
+import { canonicalJson } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream } from "@steward/store";
+import { readStream } from "@steward/store";
 import type { InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
+import { queuedInvocationRun } from "./fixtures/invocation-run";
 import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -60,32 +60,19 @@ describe("an invocation run driven by the runner (PostgreSQL, fake tool-exec, no
   const leases: LeaseKeeper = { hold: () => () => undefined, stop: () => undefined };
   let handle: ReturnType<typeof createRunRequestedHandler>;
 
-  async function invocationRun(session: { mcp_session_id?: string; mcp_mode?: string }): Promise<string> {
-    const runId = randomUUID();
-    const createdAt = nowMicros();
-    const queued: RunEvent = {
-      type: "run.queued",
-      data: {
-        input: "invoke tool:dataset_query",
-        mode: "agent",
-        response_language: null,
-        created_by: "u1",
-        created_at: createdAt,
-        deadline_at: addSeconds(createdAt, 180),
-        thread_id: null,
-        ...session,
-        invocation: {
-          capability_id: "tool:dataset_query",
-          calls: [
-            { call_id: "invoke-1", tool_name: "focus_dataset", arguments: '{"dataset":"sales"}' },
-            { call_id: "invoke-2", tool_name: "dataset_query", arguments: '{"sql":"select 42"}' },
-          ],
-        },
+  const invocationRun = (session: { mcp_session_id?: string; mcp_mode?: string }) =>
+    queuedInvocationRun(
+      pool,
+      NAMESPACE,
+      {
+        capability_id: "tool:dataset_query",
+        calls: [
+          { call_id: "invoke-1", tool_name: "focus_dataset", arguments: '{"dataset":"sales"}' },
+          { call_id: "invoke-2", tool_name: "dataset_query", arguments: '{"sql":"select 42"}' },
+        ],
       },
-    };
-    await appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queued] });
-    return runId;
-  }
+      session,
+    );
 
   beforeAll(async () => {
     db = await freshDatabase("steward_runner_invocation");

@@ -236,13 +236,14 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   let toolExecCall: { callId: string; replayed: boolean } | undefined;
   /** Another runner holds the run now (found when an append failed): nothing more is started here. */
   let takenOver = false;
+  /** This loop starts no model or tool call any more: the delivery is over, the runner stops, or the run is another's. */
+  const stopped = () => ctx.signal.aborted || ctx.stopping?.aborted || takenOver;
   try {
     for (;;) {
       // What was learnt is recorded before stopping: a tool's result is never left behind (the step in hand ends).
       if (observation.kind === "nothing" && (ctx.signal.aborted || ctx.stopping?.aborted)) return { kind: "lost" };
       const decision = decideThrough(state, observation, decideAt());
-      const stopping = ctx.signal.aborted || ctx.stopping?.aborted || takenOver;
-      if (decision.effect.kind === "invoke_tool" && decision.events.length > 0 && !stopping) held = sendHeld(decision.effect, decision.state);
+      if (decision.effect.kind === "invoke_tool" && decision.events.length > 0 && !stopped()) held = sendHeld(decision.effect, decision.state);
       try {
         if (decision.events.length > 0) await append(decision.events);
       } catch (err) {
@@ -271,7 +272,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       toolExecCall = undefined;
       const effect = decision.effect;
       // What was learnt is recorded: a stopping runner hands the run back before its next model or tool call.
-      if (startsIo(effect) && (ctx.signal.aborted || ctx.stopping?.aborted || takenOver)) return { kind: "lost" };
+      if (startsIo(effect) && stopped()) return { kind: "lost" };
       switch (effect.kind) {
         case "finished":
           steps.end();

@@ -181,16 +181,14 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       return { stored, held };
     };
     // A held call opens its record only once released: a call its caller drops has locked nothing.
-    let records = cmd.released ? null : openRecord();
+    const records = cmd.released
+      ? cmd.released.then(openRecord, (err: unknown) => {
+          throw new CallerGoneError({ cause: err });
+        })
+      : Promise.resolve(openRecord());
     const asked = performance.now();
     const deciding = ask(cmd, tool.policyPoint, fingerprint, tool.safety);
-    if (cmd.released) {
-      await cmd.released.catch((err: unknown) => {
-        throw new CallerGoneError({ cause: err });
-      });
-      records = openRecord();
-    }
-    const { stored, held } = records!;
+    const { stored, held } = await records;
     const decision = await deciding;
     const decisionMs = msSince(asked);
     // Set by `execute` once the tool has run: a call answered from its record never runs it.

@@ -65,6 +65,26 @@ describe("runner wrappers", () => {
     expect(text).not.toContain("rm_rf");
   });
 
+  it("does not count a held call the runner dropped (it was not made), but counts one let go on", async () => {
+    const metrics = createMetrics("agent-runner", { defaults: false });
+    const api: ToolExecApi = {
+      listTools: async () => ({ tools: [] }),
+      invoke: async (_req, options) => {
+        if (options?.go && !(await options.go)) throw new Error("CANCELLED");
+        return { resultCode: "ok" } as InvokeResponse;
+      },
+      state: () => "ready",
+      close: () => undefined,
+    };
+    const timed = timedToolExec(api, metrics, new Set(["knowledge_search"]));
+    const req = { runId: "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", tenantId: "acme", userId: "alice", toolName: "knowledge_search" } as never;
+    await expect(timed.invoke(req, { go: Promise.resolve(false) })).rejects.toThrow("CANCELLED");
+    await timed.invoke(req, { go: Promise.resolve(true) });
+    const text = await metrics.text();
+    expect(sampleValue(text, "steward_runner_tool_call_duration_seconds_count", { tool: "knowledge_search", result: "error" })).toBeUndefined();
+    expect(sampleValue(text, "steward_runner_tool_call_duration_seconds_count", { tool: "knowledge_search", result: "ok" })).toBe(1);
+  });
+
   it("counts redeliveries from the delivery count and hands every delivery on", async () => {
     const metrics = createMetrics("agent-runner", { defaults: false });
     const seen: number[] = [];

@@ -3,10 +3,10 @@ import type { Style } from "./style";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));
 
-/** Shortens one-line text to `max` characters with an ellipsis. */
 /** An id as tables show it: its last 8 hex digits, as the console shows it (docs/architecture.md, "Ids are time-ordered"). */
 export const shortId = (id: string): string => id.slice(-8);
 
+/** Shortens one-line text to `max` characters with an ellipsis. */
 export function clip(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;

@@ -42,7 +42,7 @@ export {
 } from "./nats/provision";
 export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
 export { callStreamsOf, serveCallStream, CallDroppedError, CallStreams, type CallMeta, type StreamedCall, type StreamedReply } from "./grpc/call-stream";
-export { streamedCalls, type StreamedCalls } from "./grpc/streamed-calls";
+export { droppedCallError, streamedCalls, type StreamedCalls } from "./grpc/streamed-calls";
 export { grpcTlsConfig, loadGrpcTls, grpcServerCredentials, grpcChannelCredentials, grpcClientOptions, identityOf, type GrpcTls } from "./grpc/tls";
 export { allowPeers, type PeerRules } from "./grpc/peers";
 export { serviceIdentities, type ServiceIdentity } from "./identities";

@@ -1,4 +1,4 @@
-import { connectivityState, credentials, Metadata, status, type Client, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
+import { connectivityState, credentials, Metadata, type Client, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
 import { PolicyDecisionClient, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
 import {
   PolicyAdminClient,
@@ -24,7 +24,7 @@ import {
   type InvokeResponse,
   type ListToolsResponse,
 } from "./gen/steward/v1/tool_exec";
-import { grpcError, streamedCalls } from "@steward/platform";
+import { droppedCallError, streamedCalls } from "@steward/platform";
 
 /** Per-call options: a deadline in ms and the W3C trace context to carry in metadata. */
 export interface CallOptions {
@@ -188,7 +188,7 @@ export function createToolExecApi(address: string, options: ClientOptions = {}):
     invoke: async (req, options = {}) => {
       if (!options.waitForReady) return calls.call(req, options);
       // A unary call cannot be held: it is sent once it may go on.
-      if (options.go && !(await options.go)) throw grpcError(status.CANCELLED, "the call was dropped before it went on");
+      if (options.go && !(await options.go)) throw droppedCallError();
       const client = channel.current();
       return unary(client.invoke.bind(client), req, options);
     },

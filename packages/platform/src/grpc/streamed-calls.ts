@@ -39,6 +39,9 @@ interface Live<C, Req, Res> {
 
 const DEFAULT_DEADLINE_MS = 5000;
 
+/** What a caller gets for a held call it dropped (`go` settled false): nothing of it ran. */
+export const droppedCallError = (): ServiceError => grpcError(status.CANCELLED, "the call was dropped before it went on");
+
 /**
  * `current` is the client to open the next stream on (a channel may be replaced: a stream on a replaced one is
  * given up, its calls answered UNAVAILABLE, as grpc-js answers the calls a closed channel held).
@@ -104,7 +107,7 @@ export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) =
           if (go && open) return;
           on.pending.delete(id);
           clearTimeout(pending.timer);
-          pending.reject(go ? grpcError(status.UNAVAILABLE, "the client is closed") : grpcError(status.CANCELLED, "the call was dropped before it went on"));
+          pending.reject(go ? grpcError(status.UNAVAILABLE, "the client is closed") : droppedCallError());
         });
       });
     },

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
-import { createLogger, createPool, type Pool } from "@steward/platform";
+import { createLogger, createPool, droppedCallError, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
 import type { InvokeOptions, InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelAnswer, ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
-import { droppedCall, goesOn } from "./fixtures/held-call";
+import { goesOn } from "./fixtures/held-call";
 import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -44,7 +44,7 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
   let whenInvoked: (runId: string) => Promise<void> = async () => undefined;
   const toolExec = {
     invoke: async (req: InvokeRequest, options?: InvokeOptions) => {
-      if (!(await goesOn(options))) throw droppedCall();
+      if (!(await goesOn(options))) throw droppedCallError();
       sent.push(req);
       await whenInvoked(req.runId);
       return {

@@ -1,10 +1,10 @@
 import { nowMicros, type RunEvent } from "@steward/contract";
-import { createLogger, createPool, type Pool } from "@steward/platform";
+import { createLogger, createPool, droppedCallError, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream, type RunAppender } from "@steward/store";
 import type { InvokeOptions, InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
-import { droppedCall, goesOn } from "./fixtures/held-call";
+import { goesOn } from "./fixtures/held-call";
 import { queuedInvocationRun } from "./fixtures/invocation-run";
 import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
@@ -43,7 +43,7 @@ describe("a tool call sent held with the commit that records it (PostgreSQL, fak
       log.push(options.go ? `${req.callId} sent held` : `${req.callId} sent`);
       const go = await goesOn(options);
       if (options.go) log.push(`${req.callId} ${go ? "let go on" : "dropped"}`);
-      if (!go) throw droppedCall();
+      if (!go) throw droppedCallError();
       return {
         fingerprint: `fp-${req.callId}`,
         decision: { permit: true, code: "", reasons: [], policyIds: ["p"] },

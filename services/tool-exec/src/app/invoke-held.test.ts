@@ -4,15 +4,17 @@ import type { PolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "../domain/registry";
 import type { AnyToolDefinition } from "../domain/tool";
 import type { HeldRecord, IdempotencyStore } from "../adapters/pg/idempotency-store";
+import { waitFor } from "../../../../test/support/wait-for";
 import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
 
 // A call sent held (docs/architecture.md, "A tool call sent with its commit"): the app layer alone, with a
 // PDP, a record store and a tool that write down what happened to them, in order. The fakes answer without
-// timers, so one turn of the event loop (`settle`) lets everything that can happen happen.
+// timers, so one turn of the event loop (`settle`) lets everything that can happen happen; only a record's
+// grace is a timer.
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function harness(safety: "read" | "write") {
+function harness(safety: "read" | "write", heldGraceMs?: number) {
   const log: string[] = [];
   const pdp: PolicyDecisionApi = {
     decide: async () => {
@@ -57,7 +59,7 @@ function harness(safety: "read" | "write") {
       return { result: { n: 1 } };
     },
   };
-  const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent") });
+  const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent"), heldGraceMs });
   let go!: () => void;
   let drop!: (err: Error) => void;
   const released = new Promise<void>((resolve, reject) => {
@@ -80,26 +82,37 @@ function harness(safety: "read" | "write") {
 
 describe("a call sent held", () => {
   it.each(["write", "read"] as const)(
-    "given a held call to a %s tool, then only the PDP is asked until it is released; then its record is opened and the tool runs",
+    "given a held call to a %s tool, then its record is opened and the PDP asked at once; the tool runs only once the call is released",
     async (safety) => {
       const h = harness(safety);
+      const opened = safety === "write" ? "record held" : "record looked up";
       const call = h.call();
       await settle();
-      expect(h.log).toEqual(["PDP asked"]);
+      expect(h.log).toEqual([opened, "PDP asked"]);
       h.go();
       const outcome = await call;
       expect(outcome).toMatchObject({ resultCode: "ok", replayed: false, decision: { permit: true } });
-      expect(h.log).toEqual(["PDP asked", safety === "write" ? "record held" : "record looked up", "tool ran", "result kept"]);
+      expect(h.log).toEqual([opened, "PDP asked", "tool ran", "result kept"]);
     },
   );
 
-  it("given a held call, when its caller drops it, then it ends as a call whose caller is gone: nothing opened, nothing run", async () => {
+  it("given a held call, when its caller drops it, then it ends as a call whose caller is gone: its record let go, nothing run", async () => {
     const h = harness("write");
     const call = h.call();
     await settle();
     h.drop(new Error("dropped"));
     await expect(call).rejects.toBeInstanceOf(CallerGoneError);
-    await settle();
-    expect(h.log).toEqual(["PDP asked"]);
+    await waitFor(() => (h.log.includes("record let go") ? true : undefined), { what: "the record let go" });
+    expect(h.log).toEqual(["record held", "PDP asked", "record let go"]);
+  });
+
+  it("given a held call whose release is slower than the grace, then its record is let go meanwhile and opened again once released", async () => {
+    const h = harness("write", 1);
+    const call = h.call();
+    await waitFor(() => (h.log.includes("record let go") ? true : undefined), { what: "the record let go after the grace" });
+    expect(h.log).toEqual(["record held", "PDP asked", "record let go"]);
+    h.go();
+    await expect(call).resolves.toMatchObject({ resultCode: "ok", replayed: false });
+    expect(h.log).toEqual(["record held", "PDP asked", "record let go", "record held", "tool ran", "result kept"]);
   });
 });

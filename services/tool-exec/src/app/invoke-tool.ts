@@ -7,6 +7,7 @@ import type { ToolRegistry } from "../domain/registry";
 import type { SqlSession } from "../domain/tool";
 import type { IdempotencyStore } from "../adapters/pg/idempotency-store";
 import { fitToolResult } from "./fit-result";
+import { HELD_RECORD_GRACE_MS, letGo, openedWhileHeld, type OpenedRecord } from "./held-record";
 import { toolSignal } from "./tool-signal";
 
 export interface InvokeCommand {
@@ -102,7 +103,14 @@ const msSince = (start: number) => Math.round(performance.now() - start);
  * Decides, then runs. The PDP is asked before anything runs; an unreachable PDP is a deny (60502). A tool's
  * own failure becomes a controlled result (60302, "tool failed") whose text never carries the raw error.
  */
-export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyDecisionApi; results: IdempotencyStore; logger: Logger }) {
+export function createInvokeHandler(deps: {
+  registry: ToolRegistry;
+  pdp: PolicyDecisionApi;
+  results: IdempotencyStore;
+  logger: Logger;
+  /** How long a held call keeps its record while its release has not come (HELD_RECORD_GRACE_MS by default). */
+  heldGraceMs?: number;
+}) {
   const checks = new Map<string, TypeCheck<TSchema>>();
   for (const tool of deps.registry.list()) if (!tool.validate) checks.set(tool.name, TypeCompiler.Compile(tool.input));
 
@@ -172,7 +180,7 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
      * nothing), so it needs no lock and no transaction of its own. A write's record is held (locked and read)
      * while the PDP decides too: holding it runs nothing, and the tool itself still waits for the permit.
      */
-    const openRecord = () => {
+    const openRecord = (): OpenedRecord => {
       const stored = keepsRead ? deps.results.find(cmd.runId, fingerprint) : null;
       const held = holdsRecord ? deps.results.hold(cmd.runId, fingerprint, tool.name) : null;
       // A denied call never looks at them.
@@ -180,22 +188,23 @@ export function createInvokeHandler(deps: { registry: ToolRegistry; pdp: PolicyD
       held?.catch(() => undefined);
       return { stored, held };
     };
-    // A held call opens its record only once released: a call its caller drops has locked nothing.
+    // A held call opens its record at once too, and gives it back if its caller drops it or is slow to release it.
     const records = cmd.released
-      ? cmd.released.then(openRecord, (err: unknown) => {
+      ? openedWhileHeld(openRecord, cmd.released, deps.heldGraceMs ?? HELD_RECORD_GRACE_MS).catch((err: unknown) => {
           throw new CallerGoneError({ cause: err });
         })
       : Promise.resolve(openRecord());
     const asked = performance.now();
     const deciding = ask(cmd, tool.policyPoint, fingerprint, tool.safety);
-    const { stored, held } = await records;
+    const opened = await records;
+    const { stored, held } = opened;
     const decision = await deciding;
     const decisionMs = msSince(asked);
     // Set by `execute` once the tool has run: a call answered from its record never runs it.
     let toolMs = 0;
     if (!decision.permit) {
       // Let go without waiting: a record still queued behind a repeat of this call must not delay the deny.
-      held?.then((record) => record.release()).catch(() => undefined);
+      letGo(opened);
       return {
         fingerprint,
         decision,

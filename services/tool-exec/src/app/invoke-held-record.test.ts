@@ -1,0 +1,119 @@
+import { randomUUID } from "node:crypto";
+import { Type } from "@sinclair/typebox";
+import { createLogger } from "@steward/platform";
+import type { PolicyDecisionApi } from "@steward/proto";
+import { useFreshDatabase } from "../../../../test/support/databases";
+import { waitFor } from "../../../../test/support/wait-for";
+import { createPgIdempotencyStore } from "../adapters/pg/idempotency-store";
+import { createToolRegistry } from "../domain/registry";
+import type { AnyToolDefinition } from "../domain/tool";
+import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
+
+/**
+ * A held call's record on real PostgreSQL (docs/architecture.md, "A tool call sent with its commit"): opened as
+ * the call arrives, before its release; given back when the call is dropped; and given back when the release is
+ * slow, so that the runner taking the run over is not kept waiting by a stalled runner's call.
+ */
+describe("the record of a call sent held", () => {
+  const db = useFreshDatabase("steward_tool_exec_held", 6);
+  const GRACE_MS = 50;
+
+  beforeAll(async () => {
+    await db.pool.query("CREATE TABLE effects (run_id uuid, key text)");
+  });
+
+  const permit: PolicyDecisionApi = {
+    decide: async () => ({ permit: true, code: "", reasons: [], policyIds: ["p"] }) as never,
+    state: () => "READY" as never,
+    close: () => undefined,
+  };
+  /** An idempotent write whose effect commits with its record, as `test_counter`'s does. */
+  const counter: AnyToolDefinition = {
+    name: "counter",
+    description: "writes one effect row",
+    input: Type.Object({ key: Type.String() }, { additionalProperties: false }),
+    normalise: (i: object) => i,
+    safety: "write",
+    policyPoint: "knowledge.document.write",
+    idempotent: true,
+    abortOnDeny: false,
+    requireConfirmation: false,
+    exploration: false,
+    async run(ctx, input) {
+      await ctx.transaction!.query("INSERT INTO effects VALUES ($1, $2)", [ctx.runId, (input as { key: string }).key]);
+      return { result: { counted: true } };
+    },
+  };
+  const handler = () =>
+    createInvokeHandler({
+      registry: createToolRegistry([counter]),
+      pdp: permit,
+      results: createPgIdempotencyStore(db.pool),
+      logger: createLogger("tool-exec", "silent"),
+      heldGraceMs: GRACE_MS,
+    });
+
+  const effects = async (runId: string) => Number((await db.pool.query("SELECT count(*) AS n FROM effects WHERE run_id = $1", [runId])).rows[0].n);
+  /** Granted advisory locks in this database: the records held open. */
+  const recordsHeld = async () =>
+    Number(
+      (
+        await db.pool.query(
+          `SELECT count(*) AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        )
+      ).rows[0].n,
+    );
+  const callOf = (runId: string, released?: Promise<void>): InvokeCommand => ({
+    runId,
+    tenantId: "acme",
+    userId: "alice",
+    stepNo: 1,
+    callId: randomUUID(),
+    toolName: "counter",
+    argumentsJson: JSON.stringify({ key: "k1" }),
+    elevationSessionId: "",
+    released,
+  });
+  function releaseHandle() {
+    let go!: () => void;
+    let drop!: (err: Error) => void;
+    const released = new Promise<void>((resolve, reject) => {
+      go = resolve;
+      drop = reject;
+    });
+    return { released, go, drop };
+  }
+
+  it("given a held call, then its record is held before the release; when dropped, it is let go and nothing ran", async () => {
+    const invoke = handler();
+    const runId = randomUUID();
+    const held = releaseHandle();
+    const call = invoke(callOf(runId, held.released));
+    call.catch(() => undefined);
+    await waitFor(async () => ((await recordsHeld()) === 1 ? true : undefined), { what: "the held call's record held" });
+    held.drop(new Error("the runner's commit failed"));
+    await expect(call).rejects.toBeInstanceOf(CallerGoneError);
+    await waitFor(async () => ((await recordsHeld()) === 0 ? true : undefined), { what: "the dropped call's record let go" });
+    expect(await effects(runId)).toBe(0);
+  });
+
+  it("given a held call whose release does not come, then a repeat of the call by another runner runs once its grace has passed; the late release is answered from the record", async () => {
+    const invoke = handler();
+    const runId = randomUUID();
+    const stalled = releaseHandle();
+    const first = invoke(callOf(runId, stalled.released));
+    await waitFor(async () => ((await recordsHeld()) === 1 ? true : undefined), { what: "the stalled call's record held" });
+
+    // The runner that took the run over sends the call again, plain: it gets the record once the grace let it go.
+    const repeat = await invoke(callOf(runId));
+    expect(repeat).toMatchObject({ resultCode: "ok", replayed: false });
+    expect(await effects(runId)).toBe(1);
+
+    // The stalled runner wakes up and releases its call: the record says it was made; nothing runs again.
+    stalled.go();
+    await expect(first).resolves.toMatchObject({ resultCode: "ok", replayed: true });
+    expect(await effects(runId)).toBe(1);
+    expect(await recordsHeld()).toBe(0);
+  });
+});

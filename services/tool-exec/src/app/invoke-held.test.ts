@@ -14,7 +14,7 @@ import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invo
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function harness(safety: "read" | "write", heldGraceMs?: number) {
+function harness(safety: "read" | "write", options: { heldGraceMs?: number; spare?: boolean } = {}) {
   const log: string[] = [];
   const pdp: PolicyDecisionApi = {
     decide: async () => {
@@ -25,6 +25,7 @@ function harness(safety: "read" | "write", heldGraceMs?: number) {
     close: () => undefined,
   };
   const results: IdempotencyStore = {
+    spare: () => options.spare ?? true,
     find: async () => {
       log.push("record looked up");
       return null;
@@ -59,7 +60,7 @@ function harness(safety: "read" | "write", heldGraceMs?: number) {
       return { result: { n: 1 } };
     },
   };
-  const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent"), heldGraceMs });
+  const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent"), heldGraceMs: options.heldGraceMs });
   let go!: () => void;
   let drop!: (err: Error) => void;
   const released = new Promise<void>((resolve, reject) => {
@@ -106,8 +107,18 @@ describe("a call sent held", () => {
     expect(h.log).toEqual(["record held", "PDP asked", "record let go"]);
   });
 
+  it("given a held call and no connection free for its record, then only the PDP is asked until the release; then the record is opened", async () => {
+    const h = harness("write", { spare: false });
+    const call = h.call();
+    await settle();
+    expect(h.log).toEqual(["PDP asked"]);
+    h.go();
+    await expect(call).resolves.toMatchObject({ resultCode: "ok", replayed: false });
+    expect(h.log).toEqual(["PDP asked", "record held", "tool ran", "result kept"]);
+  });
+
   it("given a held call whose release is slower than the grace, then its record is let go meanwhile and opened again once released", async () => {
-    const h = harness("write", 1);
+    const h = harness("write", { heldGraceMs: 1 });
     const call = h.call();
     await waitFor(() => (h.log.includes("record let go") ? true : undefined), { what: "the record let go after the grace" });
     expect(h.log).toEqual(["record held", "PDP asked", "record let go"]);

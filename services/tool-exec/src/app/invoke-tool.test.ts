@@ -24,6 +24,7 @@ describe("invoking a write whose caller has gone", () => {
     let markStarted: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (markStarted = resolve));
     const results: IdempotencyStore = {
+      spare: () => true,
       find: async () => null,
       keep: async () => undefined,
       async hold(): Promise<HeldRecord> {
@@ -123,6 +124,7 @@ describe("timing a call: the PDP's decision and the tool apart", () => {
       close: () => undefined,
     };
     const results: IdempotencyStore = {
+      spare: () => true,
       find: async () => opts.stored ?? null,
       keep: async () => undefined,
       hold: async () => ({ stored: opts.stored ?? null, complete: (work) => work({} as never), release: async () => undefined }),
@@ -188,7 +190,7 @@ describe("the PDP request of a call made for an MCP session", () => {
       state: () => "READY" as never,
       close: () => undefined,
     };
-    const results: IdempotencyStore = { find: async () => null, keep: async () => undefined, hold: async () => ({ stored: null, complete: (work) => work({} as never), release: async () => undefined }) };
+    const results: IdempotencyStore = { spare: () => true, find: async () => null, keep: async () => undefined, hold: async () => ({ stored: null, complete: (work) => work({} as never), release: async () => undefined }) };
     const search: AnyToolDefinition = {
       name: "search",
       description: "search",

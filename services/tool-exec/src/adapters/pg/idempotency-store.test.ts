@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createPool } from "@steward/platform";
 import { useFreshDatabase } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
 import { createPgIdempotencyStore, type HeldRecord, type StoredToolResult } from "./idempotency-store";
@@ -121,6 +122,20 @@ describe("the idempotency record of a write", () => {
     expect(second.stored).toEqual(ok(4));
     await second.release();
     expect(await effects(runId)).toBe(1);
+  });
+
+  it("says whether a record could be held now without waiting for a connection", async () => {
+    const one = createPool(db.url, { max: 1 });
+    try {
+      const store = createPgIdempotencyStore(one);
+      expect(store.spare()).toBe(true);
+      const held = await store.hold(randomUUID(), "fs", "test_counter");
+      expect(store.spare()).toBe(false);
+      await held.release();
+      expect(store.spare()).toBe(true);
+    } finally {
+      await one.end();
+    }
   });
 
   it("a different call of the same run is not held up by one in progress", async () => {

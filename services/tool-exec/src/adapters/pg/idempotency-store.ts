@@ -31,6 +31,12 @@ export interface IdempotencyStore {
    * start before the call is known to be permitted: it holds a lock, never runs anything.
    */
   hold(runId: string, fingerprint: string, toolName: string): Promise<HeldRecord>;
+  /**
+   * Whether a record could be held now without waiting for a connection. A call that need not hold its record yet
+   * (one sent held, before its release) takes a connection only when one is free, so that it never makes a call
+   * that can run wait behind it.
+   */
+  spare(): boolean;
   /** The stored result of a call, if any (a read's record: no lock, nothing to serialise). */
   find(runId: string, fingerprint: string): Promise<StoredToolResult | null>;
   /** Stores a read's successful result; a result already stored for the call is kept. One statement. */
@@ -72,6 +78,7 @@ export function createPgIdempotencyStore(pool: Pool): IdempotencyStore {
   }
 
   return {
+    spare: () => pool.waitingCount === 0 && (pool.idleCount > 0 || pool.totalCount < (pool.options.max ?? 10)),
     async find(runId, fingerprint) {
       const { rows } = await pool.query<ResultRow>(findResult([runId, fingerprint]));
       return storedOf(rows[0]);

@@ -6,7 +6,7 @@ import { useFreshDatabase } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 import { createPgIdempotencyStore } from "../adapters/pg/idempotency-store";
 import { createToolRegistry } from "../domain/registry";
-import type { AnyToolDefinition } from "../domain/tool";
+import { specTool } from "./fixtures/spec-tool";
 import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
 
 /**
@@ -16,7 +16,6 @@ import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invo
  */
 describe("the record of a call sent held", () => {
   const db = useFreshDatabase("steward_tool_exec_held", 6);
-  const GRACE_MS = 50;
 
   beforeAll(async () => {
     await db.pool.query("CREATE TABLE effects (run_id uuid, key text)");
@@ -28,42 +27,38 @@ describe("the record of a call sent held", () => {
     close: () => undefined,
   };
   /** An idempotent write whose effect commits with its record, as `test_counter`'s does. */
-  const counter: AnyToolDefinition = {
-    name: "counter",
-    description: "writes one effect row",
-    input: Type.Object({ key: Type.String() }, { additionalProperties: false }),
-    normalise: (i: object) => i,
-    safety: "write",
-    policyPoint: "knowledge.document.write",
-    idempotent: true,
-    abortOnDeny: false,
-    requireConfirmation: false,
-    exploration: false,
-    async run(ctx, input) {
+  const counter = specTool(
+    "counter",
+    "write",
+    async (ctx, input) => {
       await ctx.transaction!.query("INSERT INTO effects VALUES ($1, $2)", [ctx.runId, (input as { key: string }).key]);
       return { result: { counted: true } };
     },
-  };
-  const handler = () =>
+    { input: Type.Object({ key: Type.String() }, { additionalProperties: false }) },
+  );
+  /** `heldGraceMs` long enough that a busy machine opens a record well within it. */
+  const handler = (heldGraceMs: number) =>
     createInvokeHandler({
       registry: createToolRegistry([counter]),
       pdp: permit,
       results: createPgIdempotencyStore(db.pool),
       logger: createLogger("tool-exec", "silent"),
-      heldGraceMs: GRACE_MS,
+      heldGraceMs,
     });
 
   const effects = async (runId: string) => Number((await db.pool.query("SELECT count(*) AS n FROM effects WHERE run_id = $1", [runId])).rows[0].n);
-  /** Granted advisory locks in this database: the records held open. */
-  const recordsHeld = async () =>
+  /** Advisory locks in this database, granted (the records held open) or waited for (a call queued behind one). */
+  const advisoryLocks = async (granted: boolean) =>
     Number(
       (
         await db.pool.query(
           `SELECT count(*) AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            WHERE locktype = 'advisory' AND granted = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          [granted],
         )
       ).rows[0].n,
     );
+  const recordsHeld = () => advisoryLocks(true);
   const callOf = (runId: string, released?: Promise<void>): InvokeCommand => ({
     runId,
     tenantId: "acme",
@@ -86,7 +81,7 @@ describe("the record of a call sent held", () => {
   }
 
   it("given a held call, then its record is held before the release; when dropped, it is let go and nothing ran", async () => {
-    const invoke = handler();
+    const invoke = handler(60_000);
     const runId = randomUUID();
     const held = releaseHandle();
     const call = invoke(callOf(runId, held.released));
@@ -99,15 +94,17 @@ describe("the record of a call sent held", () => {
   });
 
   it("given a held call whose release does not come, then a repeat of the call by another runner runs once its grace has passed; the late release is answered from the record", async () => {
-    const invoke = handler();
+    const invoke = handler(1000);
     const runId = randomUUID();
     const stalled = releaseHandle();
     const first = invoke(callOf(runId, stalled.released));
     await waitFor(async () => ((await recordsHeld()) === 1 ? true : undefined), { what: "the stalled call's record held" });
 
-    // The runner that took the run over sends the call again, plain: it gets the record once the grace let it go.
-    const repeat = await invoke(callOf(runId));
-    expect(repeat).toMatchObject({ resultCode: "ok", replayed: false });
+    // The runner that took the run over sends the call again, plain: it waits for the record (queued on its lock)
+    // until the grace lets it go, then runs.
+    const repeat = invoke(callOf(runId));
+    await waitFor(async () => ((await advisoryLocks(false)) === 1 ? true : undefined), { what: "the repeat queued behind the stalled call" });
+    await expect(repeat).resolves.toMatchObject({ resultCode: "ok", replayed: false });
     expect(await effects(runId)).toBe(1);
 
     // The stalled runner wakes up and releases its call: the record says it was made; nothing runs again.

@@ -1,10 +1,9 @@
-import { Type } from "@sinclair/typebox";
 import { createLogger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "../domain/registry";
-import type { AnyToolDefinition } from "../domain/tool";
 import type { HeldRecord, IdempotencyStore } from "../adapters/pg/idempotency-store";
 import { waitFor } from "../../../../test/support/wait-for";
+import { specTool } from "./fixtures/spec-tool";
 import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
 
 // A call sent held (docs/architecture.md, "A tool call sent with its commit"): the app layer alone, with a
@@ -44,22 +43,10 @@ function harness(safety: "read" | "write", options: { heldGraceMs?: number; spar
       };
     },
   };
-  const tool: AnyToolDefinition = {
-    name: "counter",
-    description: "a tool that says when it runs",
-    input: Type.Object({}, { additionalProperties: false }),
-    normalise: (i: object) => i,
-    safety,
-    policyPoint: "knowledge.document.write",
-    idempotent: true,
-    abortOnDeny: false,
-    requireConfirmation: false,
-    exploration: false,
-    async run() {
-      log.push("tool ran");
-      return { result: { n: 1 } };
-    },
-  };
+  const tool = specTool("counter", safety, async () => {
+    log.push("tool ran");
+    return { result: { n: 1 } };
+  });
   const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent"), heldGraceMs: options.heldGraceMs });
   let go!: () => void;
   let drop!: (err: Error) => void;

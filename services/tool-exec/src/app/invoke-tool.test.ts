@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Type } from "@sinclair/typebox";
 import { createLogger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "../domain/registry";
-import type { AnyToolDefinition } from "../domain/tool";
 import type { HeldRecord, IdempotencyStore, StoredToolResult } from "../adapters/pg/idempotency-store";
+import { specTool } from "./fixtures/spec-tool";
 import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
 
 // The app layer alone: a permitting PDP and a record store in memory, whose lock is granted when the test says.
@@ -45,25 +44,13 @@ describe("invoking a write whose caller has gone", () => {
         };
       },
     };
-    const tool: AnyToolDefinition = {
-      name: "slow_write",
-      description: "a write that takes a while",
-      input: Type.Object({}, { additionalProperties: false }),
-      normalise: (i: object) => i,
-      safety: "write",
-      policyPoint: "knowledge.document.write",
-      idempotent: true,
-      abortOnDeny: false,
-      requireConfirmation: false,
-      exploration: false,
-      async run(ctx) {
-        effects.push("started");
-        markStarted();
-        await sleep(60_000, undefined, { signal: ctx.signal });
-        effects.push("finished");
-        return { result: {} };
-      },
-    };
+    const tool = specTool("slow_write", "write", async (ctx) => {
+      effects.push("started");
+      markStarted();
+      await sleep(60_000, undefined, { signal: ctx.signal });
+      effects.push("finished");
+      return { result: {} };
+    });
     const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp: permit, results, logger: createLogger("tool-exec", "silent") });
     const caller = new AbortController();
     const cmd: InvokeCommand = {
@@ -129,23 +116,17 @@ describe("timing a call: the PDP's decision and the tool apart", () => {
       keep: async () => undefined,
       hold: async () => ({ stored: opts.stored ?? null, complete: (work) => work({} as never), release: async () => undefined }),
     };
-    const tool = (name: string, safety: "read" | "write", idempotent: boolean): AnyToolDefinition => ({
-      name,
-      description: name,
-      input: Type.Object({}, { additionalProperties: false }),
-      normalise: (i: object) => i,
-      safety,
-      policyPoint: safety === "read" ? "knowledge.document.read" : "knowledge.document.write",
-      idempotent,
-      abortOnDeny: false,
-      requireConfirmation: false,
-      exploration: false,
-      async run() {
-        ran.push(name);
-        clock += opts.toolMs;
-        return { result: { from: name } };
-      },
-    });
+    const tool = (name: string, safety: "read" | "write", idempotent: boolean) =>
+      specTool(
+        name,
+        safety,
+        async () => {
+          ran.push(name);
+          clock += opts.toolMs;
+          return { result: { from: name } };
+        },
+        { idempotent },
+      );
     const registry = createToolRegistry([tool("search", "read", true), tool("save", "write", true), tool("send", "write", false)]);
     const invoke = createInvokeHandler({ registry, pdp, results, logger: createLogger("tool-exec", "silent") });
     const call = (toolName: string) =>
@@ -191,19 +172,7 @@ describe("the PDP request of a call made for an MCP session", () => {
       close: () => undefined,
     };
     const results: IdempotencyStore = { spare: () => true, find: async () => null, keep: async () => undefined, hold: async () => ({ stored: null, complete: (work) => work({} as never), release: async () => undefined }) };
-    const search: AnyToolDefinition = {
-      name: "search",
-      description: "search",
-      input: Type.Object({}, { additionalProperties: false }),
-      normalise: (i: object) => i,
-      safety: "read",
-      policyPoint: "knowledge.document.read",
-      idempotent: true,
-      abortOnDeny: false,
-      requireConfirmation: false,
-      exploration: false,
-      run: async () => ({ result: {} }),
-    };
+    const search = specTool("search", "read", async () => ({ result: {} }));
     const invoke = createInvokeHandler({ registry: createToolRegistry([search]), pdp, results, logger: createLogger("tool-exec", "silent") });
     const cmd: InvokeCommand = {
       runId: "00000000-0000-4000-8000-000000000003",

@@ -32,9 +32,9 @@ export interface IdempotencyStore {
    */
   hold(runId: string, fingerprint: string, toolName: string): Promise<HeldRecord>;
   /**
-   * Whether a record could be held now without waiting for a connection. A call that need not hold its record yet
-   * (one sent held, before its release) takes a connection only when one is free, so that it never makes a call
-   * that can run wait behind it.
+   * Whether a record could be held now without waiting for a connection: one is free, or may be opened, and nobody
+   * waits for one. A call that need not hold its record yet (one sent held, before its release) holds it early only
+   * then, so that calls already released do not queue behind calls still waiting for their release.
    */
   spare(): boolean;
   /** The stored result of a call, if any (a read's record: no lock, nothing to serialise). */

@@ -125,3 +125,13 @@ export function asDatasetReader(url: string): string {
   u.password = "";
   return u.toString();
 }
+
+/** Advisory locks in the pool's database (pg_locks shows the whole server's): granted, or waited for. */
+export async function advisoryLocks(pool: Pool, granted: boolean): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_locks
+      WHERE locktype = 'advisory' AND granted = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    [granted],
+  );
+  return rows[0].n;
+}

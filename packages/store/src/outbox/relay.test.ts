@@ -12,7 +12,7 @@ import {
 } from "@steward/platform";
 import { enqueueOutbox, type OutboxMessage } from "./enqueue";
 import { createOutboxRelay, type OutboxRelay } from "./relay";
-import { freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
+import { advisoryLocks, freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 import { readSubject } from "../../../../test/support/bus";
 import { startTcpProxy } from "../../../../test/support/faults/tcp-proxy";
@@ -194,7 +194,7 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
       const every = relay(pool, nc);
       const waited = every.drain();
       await waitFor(
-        async () => ((await pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].n > 0 ? true : undefined),
+        async () => ((await advisoryLocks(pool, false)) > 0 ? true : undefined),
         { timeoutMs: 10_000, what: "the relay for every subject to wait for its turn" },
       );
       await holder.query("COMMIT");

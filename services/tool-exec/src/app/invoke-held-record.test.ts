@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { createLogger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
-import { useFreshDatabase } from "../../../../test/support/databases";
+import { advisoryLocks, useFreshDatabase } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 import { createPgIdempotencyStore } from "../adapters/pg/idempotency-store";
 import { createToolRegistry } from "../domain/registry";
@@ -47,18 +47,8 @@ describe("the record of a call sent held", () => {
     });
 
   const effects = async (runId: string) => Number((await db.pool.query("SELECT count(*) AS n FROM effects WHERE run_id = $1", [runId])).rows[0].n);
-  /** Advisory locks in this database, granted (the records held open) or waited for (a call queued behind one). */
-  const advisoryLocks = async (granted: boolean) =>
-    Number(
-      (
-        await db.pool.query(
-          `SELECT count(*) AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND granted = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-          [granted],
-        )
-      ).rows[0].n,
-    );
-  const recordsHeld = () => advisoryLocks(true);
+  /** The records held open: their advisory locks, granted. */
+  const recordsHeld = () => advisoryLocks(db.pool, true);
   const callOf = (runId: string, released?: Promise<void>): InvokeCommand => ({
     runId,
     tenantId: "acme",
@@ -103,7 +93,7 @@ describe("the record of a call sent held", () => {
     // The runner that took the run over sends the call again, plain: it waits for the record (queued on its lock)
     // until the grace lets it go, then runs.
     const repeat = invoke(callOf(runId));
-    await waitFor(async () => ((await advisoryLocks(false)) === 1 ? true : undefined), { what: "the repeat queued behind the stalled call" });
+    await waitFor(async () => ((await advisoryLocks(db.pool, false)) === 1 ? true : undefined), { what: "the repeat queued behind the stalled call" });
     await expect(repeat).resolves.toMatchObject({ resultCode: "ok", replayed: false });
     expect(await effects(runId)).toBe(1);
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createPool } from "@steward/platform";
-import { useFreshDatabase } from "../../../../../test/support/databases";
+import { advisoryLocks, useFreshDatabase } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
 import { createPgIdempotencyStore, type HeldRecord, type StoredToolResult } from "./idempotency-store";
 
@@ -35,18 +35,7 @@ describe("the idempotency record of a write", () => {
 
   const effects = async (runId: string) => Number((await db.pool.query("SELECT count(*) AS n FROM effects WHERE run_id = $1", [runId])).rows[0].n);
   const kept = async (runId: string) => (await db.pool.query("SELECT result_code, result FROM tool_results WHERE run_id = $1", [runId])).rows;
-  /** Advisory locks in this database (pg_locks shows the whole server's), granted or waiting. */
-  const advisoryLocks = async (granted: boolean) =>
-    Number(
-      (
-        await db.pool.query(
-          `SELECT count(*) AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND granted = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-          [granted],
-        )
-      ).rows[0].n,
-    );
-  const locksHeld = () => advisoryLocks(true);
+  const locksHeld = () => advisoryLocks(db.pool, true);
 
   it("keeps a successful result with the effect in one commit, and a later hold finds it", async () => {
     const store = storeOf();
@@ -112,7 +101,7 @@ describe("the idempotency record of a write", () => {
       return r;
     });
     // The repeat is queued on the first's lock (seen in pg_locks), not merely slow.
-    await waitFor(async () => ((await advisoryLocks(false)) === 1 ? true : undefined), { what: "the repeat waiting on the record" });
+    await waitFor(async () => ((await advisoryLocks(db.pool, false)) === 1 ? true : undefined), { what: "the repeat waiting on the record" });
     expect(repeatHeld).toBe(false);
     await first.complete(async (tx) => {
       await tx.query("INSERT INTO effects VALUES ($1, 'once')", [runId]);

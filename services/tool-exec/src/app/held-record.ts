@@ -20,19 +20,21 @@ export function letGo(opened: OpenedRecord): void {
 }
 
 /**
- * The record of a call sent held, opened at once, so that its client, lock and lookup overlap the caller's commit
- * instead of following the release (docs/architecture.md, "A tool call sent with its commit"). Opening it runs
- * nothing. Resolves with the record once the call is released. Rejects with the reason the call was dropped, and
- * the record is let go. A release slower than `graceMs` finds the record let go and opens it again: a stalled caller
- * must not keep a call's record from the runner that takes its run over.
+ * The record of a call sent held, resolved once the call is released; rejects with the reason the call was dropped.
+ * With `early` (a connection is free for it), the record is opened at once, so that its client, lock and lookup
+ * overlap the caller's commit instead of following the release (docs/architecture.md, "A tool call sent with its
+ * commit"); opening it runs nothing. A dropped call lets it go. A release slower than `graceMs` finds it let go and
+ * opens it again: a stalled caller must not keep a call's record from the runner that takes its run over. Without
+ * `early`, the record is opened at the release.
  */
-export function openedWhileHeld(open: () => OpenedRecord, released: Promise<void>, graceMs: number): Promise<OpenedRecord> {
+export function openedWhileHeld(open: () => OpenedRecord, released: Promise<void>, options: { early: boolean; graceMs: number }): Promise<OpenedRecord> {
+  if (!options.early) return released.then(open);
   let opened: OpenedRecord | null = open();
   const giveBack = () => {
     if (opened) letGo(opened);
     opened = null;
   };
-  const grace = setTimeout(giveBack, graceMs);
+  const grace = setTimeout(giveBack, options.graceMs);
   grace.unref();
   return released.then(
     () => {

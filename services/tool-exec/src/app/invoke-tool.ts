@@ -188,15 +188,11 @@ export function createInvokeHandler(deps: {
       held?.catch(() => undefined);
       return { stored, held };
     };
-    // A held call opens its record at once too when a connection is free for it (else at its release), and gives it
-    // back if its caller drops it or is slow to release it.
-    const released = cmd.released;
-    const records = released
-      ? (deps.results.spare() ? openedWhileHeld(openRecord, released, deps.heldGraceMs ?? HELD_RECORD_GRACE_MS) : released.then(openRecord)).catch(
-          (err: unknown) => {
-            throw new CallerGoneError({ cause: err });
-          },
-        )
+    // A held call opens its record at once too when a connection is free for it (else at its release).
+    const records = cmd.released
+      ? openedWhileHeld(openRecord, cmd.released, { early: deps.results.spare(), graceMs: deps.heldGraceMs ?? HELD_RECORD_GRACE_MS }).catch((err: unknown) => {
+          throw new CallerGoneError({ cause: err });
+        })
       : Promise.resolve(openRecord());
     const asked = performance.now();
     const deciding = ask(cmd, tool.policyPoint, fingerprint, tool.safety);

@@ -9,6 +9,7 @@ import { startFakeModel } from "./fake-model";
 import { measureGrpcFloor } from "./floors/grpc-floor";
 import { floorStreamName, measureNatsFloor } from "./floors/nats-floor";
 import { measurePgFloor } from "./floors/pg-floor";
+import { measureSkeleton } from "./floors/skeleton-floor";
 import { cannon } from "./gateway/load";
 import { othersBusy } from "./cpu";
 import { describeMachine, machineBusy, settle } from "./machine";
@@ -91,10 +92,13 @@ async function main(): Promise<void> {
         const nats = await measureNatsFloor(natsUrl, namespace, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [64], idle });
         say("  gRPC calls on a call stream, one hop and chained");
         const grpc = await measureGrpcFloor({ samples: options.floorSamples, idle });
+        say("  the governed iteration's skeleton: its crossings alone, then with what SPEC adds to them");
+        const skeleton = await measureSkeleton(db.url, model.baseUrl, natsUrl, namespace, { samples: options.floorSamples });
         results.floors = {
           pg,
           nats,
           grpc,
+          skeleton,
           stepFloorMs: pg.latency.p50 + nats.latency.p50 + grpc.chained.p50,
           idle: { ms: idle.ms, stepFloorMs: pg.afterIdle.p50 + nats.afterIdle.p50 + grpc.chainedAfterIdle.p50 },
         };

@@ -2,6 +2,7 @@ import type { Machine } from "./machine";
 import type { PgFloor } from "./floors/pg-floor";
 import type { NatsFloor } from "./floors/nats-floor";
 import type { GrpcFloor } from "./floors/grpc-floor";
+import type { SkeletonFloor } from "./floors/skeleton-floor";
 import type { SerialResult, ThroughputResult } from "./steward/iterations";
 import type { PathResult } from "./steward/path";
 import type { MemoryResult } from "./steward/memory";
@@ -17,6 +18,8 @@ export interface Results {
     pg: PgFloor;
     nats: NatsFloor;
     grpc: GrpcFloor;
+    /** A serial tool iteration cut down to what the design fixes (skeleton-floor.ts): context, not the must's. Absent before session 37. */
+    skeleton?: SkeletonFloor;
     stepFloorMs: number;
     /** The step floor again, each of its exchanges after `ms` idle (as between the steps of a serial run): context, not the must's. */
     idle: { ms: number; stepFloorMs: number };
@@ -98,6 +101,23 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
       measure: `each after ${f.idle.ms} ms idle (as between a serial run's steps): PG txn, JetStream ack, chained gRPC, p50; step floor counted with them`,
       value: `${ms(f.pg.afterIdle.p50)}, ${ms(f.nats.afterIdle.p50)}, ${ms(f.grpc.chainedAfterIdle.p50)}; ${ms(f.idle.stepFloorMs)}`,
     });
+    if (f.skeleton) {
+      const { bare, design } = f.skeleton;
+      rows.push({
+        section: "floor",
+        measure: "governed iteration's skeleton, its crossings alone (model over HTTP; commit ∥ held call → PDP's record; release; effect with record; result commit), p50 / p99",
+        value: `${ms(bare.p50)} / ${ms(bare.p99)}`,
+        against: `step floor ${ms(f.stepFloorMs)}`,
+        ratio: ratio(bare.p50 / f.stepFloorMs),
+      });
+      rows.push({
+        section: "floor",
+        measure: "  the same with what SPEC adds (each event's bus copy in order, the tool's record in a transaction of its own, a streamed answer), p50 / p99",
+        value: `${ms(design.p50)} / ${ms(design.p99)}`,
+        against: `step floor ${ms(f.stepFloorMs)}`,
+        ratio: ratio(design.p50 / f.stepFloorMs),
+      });
+    }
     const unary = f.grpc.unary;
     if (unary) {
       rows.push({
@@ -129,6 +149,13 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
         measure: `  the same iteration against the step floor counted after ${f.idle.ms} ms idle (context: the targets count the floor above)`,
         value: `${ratio(it / f.idle.stepFloorMs)} (${ms(f.idle.stepFloorMs)})`,
       });
+      if (f.skeleton) {
+        rows.push({
+          section: "steward",
+          measure: "  the same iteration against the governed iteration's skeleton with what SPEC adds (context: the design's own cost here)",
+          value: `${ratio(it / f.skeleton.design.p50)} (${ms(f.skeleton.design.p50)})`,
+        });
+      }
     }
     const bd = s.serial.breakdown;
     rows.push({ section: "steward", measure: "  thought → tool_call (commit, decide, insert), p50", value: ms(bd.thoughtToToolCall.p50) });

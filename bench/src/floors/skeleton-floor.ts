@@ -1,0 +1,74 @@
+import { join } from "node:path";
+import pg from "pg";
+import { jetstreamManager, StorageType } from "@nats-io/jetstream";
+import { connectNats } from "@steward/platform";
+import { spawnNode, type Child } from "../child";
+import { summarize, type Summary } from "../stats";
+
+export interface SkeletonFloor {
+  /** The crossings alone. */
+  readonly bare: Summary;
+  /** With what SPEC adds to them: the bus copies in order, the tool's record in a transaction of its own, a streamed answer. */
+  readonly design: Summary;
+}
+
+const TABLES = `
+CREATE TABLE IF NOT EXISTS bench_skeleton_decisions (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE TABLE IF NOT EXISTS bench_skeleton_effects (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE TABLE IF NOT EXISTS bench_skeleton_events (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE TABLE IF NOT EXISTS bench_skeleton_records (call_id text NOT NULL, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`;
+
+/** One shape's serial iterations, each role a process of its own (skeleton-server.ts). */
+async function iterations(shape: "bare" | "design", databaseUrl: string, modelUrl: string, natsUrl: string, subject: string, samples: number): Promise<Summary> {
+  const script = join(__dirname, "skeleton-server.js");
+  const started: Child[] = [];
+  try {
+    const pdp = await spawnNode(script, ["pdp", databaseUrl]);
+    started.push(pdp);
+    const toolExec = await spawnNode(script, ["toolexec", shape, String(pdp.ready.addr), databaseUrl]);
+    started.push(toolExec);
+    const runner = await spawnNode(script, ["runner", shape, String(toolExec.ready.addr), databaseUrl, modelUrl, natsUrl, subject, "200", String(samples)], {
+      readyMsg: "done",
+      timeoutMs: 120_000,
+    });
+    started.push(runner);
+    return summarize(runner.ready.times as number[]);
+  } finally {
+    for (const child of started.reverse()) await child.stop();
+  }
+}
+
+/**
+ * The governed iteration's skeleton: a serial tool iteration cut down to what the design fixes, each role a
+ * process with nothing else to do: the model asked over HTTP (the bench's fake model); the answer committed
+ * while the call goes held to tool-exec, which asks the PDP at once; the PDP's record committed before it
+ * answers; the call released once the answer's commit is back; the tool's effect and its record; the result
+ * committed. `bare` has only these crossings; `design` adds what SPEC adds to them (a copy of each event on the
+ * bus in order, the tool's record held in a transaction of its own, the answer streamed). No lease, log line,
+ * fold, check or metric. Context, not a must: what any implementation of the design pays per iteration here.
+ */
+export async function measureSkeleton(databaseUrl: string, modelUrl: string, natsUrl: string, namespace: string, options: { samples: number }): Promise<SkeletonFloor> {
+  const setup = new pg.Client({ connectionString: databaseUrl, application_name: "steward-bench-skeleton" });
+  await setup.connect();
+  try {
+    await setup.query(TABLES);
+  } finally {
+    await setup.end();
+  }
+  const nc = await connectNats(natsUrl, "steward-bench-skeleton");
+  const stream = `${namespace.toUpperCase()}_BENCH_SKELETON`;
+  const subject = `${namespace}.bench.skeleton`;
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: stream, subjects: [`${subject}.>`], storage: StorageType.File, duplicate_window: 120_000_000_000 });
+    try {
+      const bare = await iterations("bare", databaseUrl, modelUrl, natsUrl, subject, options.samples);
+      const design = await iterations("design", databaseUrl, modelUrl, natsUrl, subject, options.samples);
+      return { bare, design };
+    } finally {
+      await jsm.streams.delete(stream).catch(() => undefined);
+    }
+  } finally {
+    await nc.close();
+  }
+}

@@ -16,7 +16,7 @@ const TABLES = `
 CREATE TABLE IF NOT EXISTS bench_skeleton_decisions (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
 CREATE TABLE IF NOT EXISTS bench_skeleton_effects (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
 CREATE TABLE IF NOT EXISTS bench_skeleton_events (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE TABLE IF NOT EXISTS bench_skeleton_records (call_id text NOT NULL, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`;
+CREATE TABLE IF NOT EXISTS bench_skeleton_records (call_id text PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`;
 
 /** One shape's serial iterations, each role a process of its own (skeleton-server.ts). */
 async function iterations(shape: "bare" | "design", databaseUrl: string, modelUrl: string, natsUrl: string, subject: string, samples: number): Promise<Summary> {

@@ -136,7 +136,7 @@ async function runIterations(a: RunnerArgs): Promise<number[]> {
       await askModel(agent, url, question);
       let release!: (go: boolean) => void;
       const go = new Promise<boolean>((resolve) => (release = resolve));
-      const call: InvokeRequest = { runId: "skeleton", tenantId: "bench", userId: "u1", stepNo: i, callId: `call_${i}`, toolName: "test_counter", argumentsJson: '{"key":"k"}', elevationSessionId: "" };
+      const call: InvokeRequest = { runId: "skeleton", tenantId: "bench", userId: "u1", stepNo: i, callId: `call_${process.pid}_${i}`, toolName: "test_counter", argumentsJson: '{"key":"k"}', elevationSessionId: "" };
       const answer = toolExec.invoke(call, { deadlineMs: 5000, go });
       const committed = a.db.query("INSERT INTO bench_skeleton_events (payload) VALUES ($1)", [EVENT]);
       committed.then(

@@ -1,7 +1,8 @@
 // The governed iteration's skeleton (skeleton-floor.ts), one role per process, each doing only what the design
-// fixes for a tool step and nothing of Steward's own work. `shape` is `bare` (the crossings alone) or `design`
-// (what SPEC adds to them: a copy of every event on the bus, each once the one before it is acknowledged; the
-// tool's record held in a transaction of its own; the model's answer streamed).
+// fixes for a tool step and nothing of Steward's own work. `shape` is `bare` (the crossings alone), `design`
+// (with all SPEC adds to them: `copies`, a copy of every event on the bus, each once the one before it is
+// acknowledged; `record`, the tool's record held in a transaction of its own; `stream`, the model's answer
+// streamed), or some of those parts joined by `+` (to see what each costs).
 //   `pdp <db>`                        answers a decision once its record is committed (one INSERT);
 //   `toolexec <shape> <pdp> <db>`     takes a held call and asks the PDP at once; once released and permitted,
 //                                     writes the tool's effect and its record, then answers;
@@ -53,7 +54,7 @@ function servePdp(db: pg.Client): grpc.Server {
  * record, BEGIN, the lock and the lookup in one query as the call arrives; after the release the tool's statement,
  * then the record with COMMIT in one query.
  */
-function serveToolExec(shape: string, pdpAddr: string, db: pg.Client): grpc.Server {
+function serveToolExec(parts: ReadonlySet<string>, pdpAddr: string, db: pg.Client): grpc.Server {
   const pdp = createPolicyDecisionApi(pdpAddr);
   const recordOpened = async (callId: string): Promise<void> => {
     await db.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtext(${db.escapeLiteral(callId)})); SELECT payload FROM bench_skeleton_records WHERE call_id = ${db.escapeLiteral(callId)}`);
@@ -63,9 +64,9 @@ function serveToolExec(shape: string, pdpAddr: string, db: pg.Client): grpc.Serv
       { principal: { tenantId: req.tenantId, userId: req.userId, roles: [], rolesFromToken: false }, action: "tool.invoke", resource: { type: "tool", id: req.toolName }, context: { call_id: req.callId } },
       { deadlineMs: 5000 },
     );
-    const opened = shape === "design" ? recordOpened(req.callId) : Promise.resolve();
+    const opened = parts.has("record") ? recordOpened(req.callId) : Promise.resolve();
     const [verdict] = await Promise.all([decision, meta.released, opened]);
-    if (shape === "design") {
+    if (parts.has("record")) {
       await db.query("INSERT INTO bench_skeleton_effects (payload) VALUES ($1)", [req.argumentsJson]);
       await db.query(`INSERT INTO bench_skeleton_records (call_id, payload) VALUES (${db.escapeLiteral(req.callId)}, ${db.escapeLiteral(RESULT)}); COMMIT`);
     } else {
@@ -101,7 +102,7 @@ function askModel(agent: Agent, url: URL, body: string): Promise<void> {
 }
 
 interface RunnerArgs {
-  readonly shape: string;
+  readonly parts: ReadonlySet<string>;
   readonly toolExecAddr: string;
   readonly db: pg.Client;
   readonly modelUrl: string;
@@ -117,11 +118,11 @@ async function runIterations(a: RunnerArgs): Promise<number[]> {
   const url = new URL(`${a.modelUrl.replace(/\/+$/, "")}/chat/completions`);
   const question = JSON.stringify({
     model: "skeleton",
-    stream: a.shape === "design",
+    stream: a.parts.has("stream"),
     messages: [{ role: "user", content: "[iters:1000000] skeleton" }],
     tools: [{ type: "function", function: { name: "test_counter" } }],
   });
-  const nc = a.shape === "design" ? await connectNats(a.natsUrl, "steward-bench-skeleton") : null;
+  const nc = a.parts.has("copies") ? await connectNats(a.natsUrl, "steward-bench-skeleton") : null;
   const js = nc ? jetstream(nc) : null;
   // A copy of each committed event, each sent once the one before it is acknowledged (the bus order).
   let copies: Promise<unknown> = Promise.resolve();
@@ -159,18 +160,25 @@ async function runIterations(a: RunnerArgs): Promise<number[]> {
   }
 }
 
+/** What of SPEC's additions a shape has. */
+function partsOf(shape: string): ReadonlySet<string> {
+  if (shape === "bare") return new Set();
+  if (shape === "design") return new Set(["copies", "record", "stream"]);
+  return new Set(shape.split("+"));
+}
+
 async function main(): Promise<void> {
   const [role, ...args] = process.argv.slice(2);
   if (role === "runner") {
     const [shape, toolExecAddr, dbUrl, modelUrl, natsUrl, subject, warmUp, samples] = args;
     const db = await connect(dbUrl, role);
-    const times = await runIterations({ shape, toolExecAddr, db, modelUrl, natsUrl, subject, warmUp: Number(warmUp), samples: Number(samples) });
+    const times = await runIterations({ parts: partsOf(shape), toolExecAddr, db, modelUrl, natsUrl, subject, warmUp: Number(warmUp), samples: Number(samples) });
     await db.end();
     process.stdout.write(`${JSON.stringify({ msg: "done", times })}\n`);
     return;
   }
   const db = await connect(role === "pdp" ? args[0] : args[2], role);
-  const server = role === "pdp" ? servePdp(db) : serveToolExec(args[0], args[1], db);
+  const server = role === "pdp" ? servePdp(db) : serveToolExec(partsOf(args[0]), args[1], db);
   const port = await bindGrpc(server, "127.0.0.1:0");
   process.stdout.write(`${JSON.stringify({ msg: "listening", addr: `127.0.0.1:${port}` })}\n`);
   const stop = () => {

@@ -57,6 +57,16 @@ describe("issue 13's musts, judged from one run's results", () => {
     expect(alternated([250, 130, 252], [200, 100, 210]).met).toBe(true); // pairs 1.25, 1.30, 1.20
   });
 
+  it("given the design's skeleton measured with the floors, then the iteration's verdict names its ratio to the floor as context and is judged on Steward's iteration alone", () => {
+    const r = run({ ...passing, iteration: 8.5 });
+    Object.assign(r.floors!, { skeleton: { bare: { p50: 6 }, design: { p50: 9 } } });
+    expect(issueMusts(r)[0]).toEqual({
+      target: "iteration ≤ 4× the step floor",
+      measured: "8.50 ms = 4.25× the floor (2.00 ms); the design's skeleton alone 9.00 ms = 4.50×",
+      met: false,
+    });
+  });
+
   it("given a service that crashed, then '0 crashes' is missed and names it", () => {
     const musts = issueMusts(run({ ...passing, crashes: [{ service: "runner", code: 1, signal: null, phase: "steward" }] }));
     expect(musts.at(-1)).toEqual({ target: "0 crashes", measured: "runner in steward", met: false });

@@ -3,6 +3,7 @@ import type { PgFloor } from "./floors/pg-floor";
 import type { NatsFloor } from "./floors/nats-floor";
 import type { GrpcFloor } from "./floors/grpc-floor";
 import type { SkeletonFloor } from "./floors/skeleton-floor";
+import type { Summary } from "./stats";
 import type { SerialResult, ThroughputResult } from "./steward/iterations";
 import type { PathResult } from "./steward/path";
 import type { MemoryResult } from "./steward/memory";
@@ -102,21 +103,13 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
       value: `${ms(f.pg.afterIdle.p50)}, ${ms(f.nats.afterIdle.p50)}, ${ms(f.grpc.chainedAfterIdle.p50)}; ${ms(f.idle.stepFloorMs)}`,
     });
     if (f.skeleton) {
-      const { bare, design } = f.skeleton;
-      rows.push({
-        section: "floor",
-        measure: "governed iteration's skeleton, its crossings alone (model over HTTP; commit ∥ held call → PDP's record; release; effect with record; result commit), p50 / p99",
-        value: `${ms(bare.p50)} / ${ms(bare.p99)}`,
-        against: `step floor ${ms(f.stepFloorMs)}`,
-        ratio: ratio(bare.p50 / f.stepFloorMs),
-      });
-      rows.push({
-        section: "floor",
-        measure: "  the same with what SPEC adds (each event's bus copy in order, the tool's record in a transaction of its own, a streamed answer), p50 / p99",
-        value: `${ms(design.p50)} / ${ms(design.p99)}`,
-        against: `step floor ${ms(f.stepFloorMs)}`,
-        ratio: ratio(design.p50 / f.stepFloorMs),
-      });
+      const shapes: Array<[string, Summary]> = [
+        ["governed iteration's skeleton, its crossings alone (model over HTTP; commit ∥ held call → PDP's record; release; effect with record; result commit)", f.skeleton.bare],
+        ["  the same with what SPEC adds (each event's bus copy in order, the tool's record in a transaction of its own, a streamed answer)", f.skeleton.design],
+      ];
+      for (const [measure, t] of shapes) {
+        rows.push({ section: "floor", measure: `${measure}, p50 / p99`, value: `${ms(t.p50)} / ${ms(t.p99)}`, against: `step floor ${ms(f.stepFloorMs)}`, ratio: ratio(t.p50 / f.stepFloorMs) });
+      }
     }
     const unary = f.grpc.unary;
     if (unary) {

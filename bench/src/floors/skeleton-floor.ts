@@ -12,11 +12,13 @@ export interface SkeletonFloor {
   readonly design: Summary;
 }
 
-const TABLES = `
-CREATE TABLE IF NOT EXISTS bench_skeleton_decisions (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE TABLE IF NOT EXISTS bench_skeleton_effects (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE TABLE IF NOT EXISTS bench_skeleton_events (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE TABLE IF NOT EXISTS bench_skeleton_records (call_id text PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`;
+/** Decisions, effects and events as rows of a JSON payload each; the records by call, as tool_results has them by key. */
+const TABLES = [
+  ...["decisions", "effects", "events"].map(
+    (t) => `CREATE TABLE IF NOT EXISTS bench_skeleton_${t} (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  ),
+  "CREATE TABLE IF NOT EXISTS bench_skeleton_records (call_id text PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())",
+].join(";\n");
 
 /** One shape's serial iterations (`bare`, `design`, or parts of it joined by `+`), each role a process of its own (skeleton-server.ts). */
 async function iterations(shape: string, databaseUrl: string, modelUrl: string, natsUrl: string, subject: string, samples: number): Promise<Summary> {

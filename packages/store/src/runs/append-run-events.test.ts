@@ -6,6 +6,7 @@ import type { OutboxMessage } from "../outbox/enqueue";
 import { readStream } from "../event-store/read-stream";
 import { useFreshDatabase } from "../../../../test/support/databases";
 import { untilAnEventInsertWaits } from "../../../../test/support/lock-waits";
+import { queuedWithLongInput, runsToastChunks } from "../../../../test/support/stored-inputs";
 
 const NAMESPACE = "arev";
 const names = busNames(NAMESPACE);
@@ -123,6 +124,22 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     expect(rows.length).toBeGreaterThan(5);
     const naming = rows.filter((r) => everyStep.some((column) => new RegExp(`\\b${column}\\b`).test(r.def.replace(/^.* USING /, ""))));
     expect(naming.map((r) => r.def)).toEqual([]);
+  });
+
+  it("leaves what only run.queued sets as the row has it: a long input is not written again with each later append", async () => {
+    const runId = randomUUID();
+    const created = await append(runId, initialRunState, [queuedWithLongInput(), started()]);
+    const chunks = await runsToastChunks(db.pool);
+    expect(chunks.length).toBeGreaterThan(0); // the input is out of the row
+
+    let state = created.state;
+    for (const events of [[thought(1)], [thought(2)], [{ type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: nowMicros() } } as RunEvent]]) {
+      state = (await append(runId, state, events)).state;
+    }
+
+    expect(await runsToastChunks(db.pool)).toEqual(chunks);
+    const { rows } = await db.pool.query<{ input: string; state: string; version: number }>("SELECT input, state, version FROM runs WHERE id = $1", [runId]);
+    expect(rows[0]).toEqual({ input: state.input, state: "succeeded", version: 5 });
   });
 
   it("refuses a stale, a lower or a higher expected version with ConcurrencyError and writes nothing of that append", async () => {

@@ -8,7 +8,7 @@ import type { OutboxMessage } from "../outbox/enqueue";
 import type { OwnPending } from "../outbox/direct-publisher";
 import type { OutboxRow } from "../outbox/outbox-row";
 import { COMMAND_RETURNING, PUBLISHED_THROUGH_HEADER, directRows, storedEvents, type AnswerRow } from "./append-answer";
-import { RUN_COLUMNS, RUN_UPSERT, runRowParams, runRowValues } from "./project-run";
+import { RUN_APPEND_UPSERT, RUN_COLUMNS, runRowParams, runRowValues } from "./project-run";
 
 export { PUBLISHED_THROUGH_HEADER };
 
@@ -92,7 +92,7 @@ projection AS (
   INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
   SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
    WHERE EXISTS (SELECT 1 FROM ins)
-  ${RUN_UPSERT},
+  ${RUN_APPEND_UPSERT},
   events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false)
 SELECT 0 AS part, event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
 UNION ALL

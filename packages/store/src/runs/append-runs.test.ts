@@ -8,6 +8,7 @@ import { readStream } from "../event-store/read-stream";
 import { useFreshDatabase } from "../../../../test/support/databases";
 import { queuedEvent, startedEvent } from "../../../../test/support/run-bus";
 import { untilAnEventInsertWaits } from "../../../../test/support/lock-waits";
+import { queuedWithLongInput, runsToastChunks } from "../../../../test/support/stored-inputs";
 
 const NAMESPACE = "aruns";
 
@@ -88,6 +89,20 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
       expect(await written(together[i].runId)).toEqual(await written(alone[i].runId));
     }
     expect((await written(together[2].runId)).run).toMatchObject({ state: "succeeded", version: 4 });
+  });
+
+  it("leaves what only run.queued sets as each row has it: a long input is not written again", async () => {
+    const runId = randomUUID();
+    const created = await appendRunEvents(db.pool, input(runId, initialRunState, [queuedWithLongInput(), startedEvent("r1")]));
+    const chunks = await runsToastChunks(db.pool);
+    expect(chunks.length).toBeGreaterThan(0); // the input is out of the row
+    const other = await startedRun();
+
+    const outcomes = await appendRuns(db.pool, [input(runId, created.state, [thought(1)]), input(other.runId, other.state, [thought(1)])]);
+
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled"]);
+    expect(await runsToastChunks(db.pool)).toEqual(chunks);
+    expect((await written(runId)).run).toMatchObject({ input: created.state.input, version: 3 });
   });
 
   it("refuses only the append whose run moved (stale, lower or higher version) and writes the others", async () => {

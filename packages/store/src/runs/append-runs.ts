@@ -5,7 +5,7 @@ import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import { RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, appendRunEvents, ownFloor, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
-import { RUN_COLUMNS, RUN_UPSERT, runRowJson } from "./project-run";
+import { RUN_APPEND_UPSERT, RUN_COLUMNS, runRowJson } from "./project-run";
 
 /**
  * The appends of several runs in one statement, so one round trip and one commit for all (`$1`: the appends as a
@@ -48,7 +48,7 @@ projection AS (
     FROM ready a LEFT JOIN direct d USING (id)
    WHERE id IN (SELECT stream_id FROM ins)
    ORDER BY id
-  ${RUN_UPSERT},
+  ${RUN_APPEND_UPSERT},
   events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false)
 SELECT a.ord, 0 AS part, ins.event_id, ins.version, ins.recorded_at, NULL::bigint AS outbox_id,
        NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers

@@ -13,16 +13,30 @@ export const RUN_COLUMNS = `id, tenant_id, created_by, thread_id, state, mode, i
   started_at, finished_at, deadline_at, output, error, usage, version, idempotency_key, request_hash,
   elevation_session_id, awaiting_since`;
 
-/** What an existing row takes from a new fold (the idempotency record and an open run's lease are kept). */
-export const RUN_UPSERT = `ON CONFLICT (id) DO UPDATE SET
-  created_by = excluded.created_by, thread_id = excluded.thread_id, mode = excluded.mode, input = excluded.input,
-  response_language = excluded.response_language, created_at = excluded.created_at,
-  elevation_session_id = excluded.elevation_session_id,
-  state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
+/** The columns only `run.queued` sets: fixed once the row exists. */
+const SET_AT_CREATION = `created_by = excluded.created_by, thread_id = excluded.thread_id, mode = excluded.mode,
+  input = excluded.input, response_language = excluded.response_language, created_at = excluded.created_at,
+  elevation_session_id = excluded.elevation_session_id`;
+
+/** The columns a run's later events change (an ended run's lease is let go; an open run's is kept). */
+const SET_AS_IT_GOES = `state = excluded.state, started_at = excluded.started_at, finished_at = excluded.finished_at,
   output = excluded.output, error = excluded.error, usage = excluded.usage, version = excluded.version,
   deadline_at = excluded.deadline_at, awaiting_since = excluded.awaiting_since,
   lease_owner = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_owner END,
   lease_until = CASE WHEN excluded.state IN ('succeeded', 'failed', 'cancelled') THEN NULL ELSE runs.lease_until END`;
+
+/** What an existing row takes from a fold of all its events (a rebuild): every column (the idempotency record kept). */
+export const RUN_UPSERT = `ON CONFLICT (id) DO UPDATE SET
+  ${SET_AT_CREATION},
+  ${SET_AS_IT_GOES}`;
+
+/**
+ * What an existing row takes from an append's fold: the columns events after `run.queued` change. The row was
+ * written with `run.queued` itself, so the others are already the fold's. A value set again is stored again, even
+ * when equal: a long input, compressed and kept out of line, would be compressed and written anew with each append.
+ */
+export const RUN_APPEND_UPSERT = `ON CONFLICT (id) DO UPDATE SET
+  ${SET_AS_IT_GOES}`;
 
 /** The values of RUN_COLUMNS for a folded run, its JSON columns (output, error, usage) as values. */
 function runRow(run: RunRowKey, state: RunState): unknown[] {

@@ -92,8 +92,7 @@ projection AS (
   INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
   SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
    WHERE EXISTS (SELECT 1 FROM ins)
-  ${RUN_APPEND_UPSERT},
-  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false)
+  ${RUN_APPEND_UPSERT})
 SELECT 0 AS part, event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
 UNION ALL
 SELECT 1, NULL, ins.version, NULL, NULL, ${busCopyColumns("ins", "$8")} FROM ins WHERE EXISTS (SELECT FROM direct)

@@ -48,8 +48,7 @@ projection AS (
     FROM ready a LEFT JOIN direct d USING (id)
    WHERE id IN (SELECT stream_id FROM ins)
    ORDER BY id
-  ${RUN_APPEND_UPSERT},
-  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false)
+  ${RUN_APPEND_UPSERT})
 SELECT a.ord, 0 AS part, ins.event_id, ins.version, ins.recorded_at, NULL::bigint AS outbox_id,
        NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers
   FROM ins JOIN ready a ON a.id = ins.stream_id

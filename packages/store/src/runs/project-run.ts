@@ -31,12 +31,14 @@ export const RUN_UPSERT = `ON CONFLICT (id) DO UPDATE SET
   ${SET_AS_IT_GOES}`;
 
 /**
- * What an existing row takes from an append's fold: the columns events after `run.queued` change. The row was
+ * What an existing row takes from an append's fold: the columns events after `run.queued` change, and where the
+ * new events stand on the bus (the insert's `events_subject` and `publish_held_until`; not settled). The row was
  * written with `run.queued` itself, so the others are already the fold's. A value set again is stored again, even
  * when equal: a long input, compressed and kept out of line, would be compressed and written anew with each append.
  */
 export const RUN_APPEND_UPSERT = `ON CONFLICT (id) DO UPDATE SET
-  ${SET_AS_IT_GOES}`;
+  ${SET_AS_IT_GOES},
+  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false`;
 
 /** The values of RUN_COLUMNS for a folded run, its JSON columns (output, error, usage) as values. */
 function runRow(run: RunRowKey, state: RunState): unknown[] {

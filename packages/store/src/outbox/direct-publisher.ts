@@ -10,6 +10,11 @@ export interface DirectPublisherOptions {
   markEveryMs?: number;
   /** Acknowledged messages that make the marks be written at once. Default 512. */
   markBatch?: number;
+  /**
+   * How long the acknowledged copies of a run in hand (`carry`) wait for its writer's next append to mark them, ms;
+   * then a mark of their own writes them. Default 250: well inside the grace that keeps them from the relays.
+   */
+  carryForMs?: number;
 }
 
 /** What of a run a writer is publishing itself and has not yet marked on the bus. */
@@ -40,7 +45,15 @@ export interface DirectPublisher {
    * `appendRunEvents` (`own`) publishes directly only when nothing else of the run before it is unpublished.
    */
   pendingOf(runId: string): OwnPending;
-  /** The caller is done with the run (its drive ended): forget it. */
+  /**
+   * The writer appends to the run again and takes its acknowledged, unmarked copies along: the highest version of
+   * them (every event up to it is on the bus), for the append to mark (`AppendRunEventsInput.markOnBus`), or null.
+   * The run is in hand until `release`: its copies are left to its appends, for `carryForMs` at most.
+   */
+  carry(runId: string): number | null;
+  /** The append that took `carry`'s version along has committed: the run is marked through it. */
+  carried(runId: string, version: number): void;
+  /** The caller is done with the run (its drive ended): forget it; what it has not marked goes with the next mark. */
   release(runId: string): void;
   /** Waits for the publishes in flight and writes the marks still pending. */
   stop(): Promise<void>;
@@ -74,13 +87,19 @@ UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($3::bigint[]) 
 export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection; logger: Logger }, options: DirectPublisherOptions = {}): DirectPublisher {
   const markEveryMs = options.markEveryMs ?? 50;
   const markBatch = options.markBatch ?? 512;
+  const carryForMs = options.carryForMs ?? 250;
   const bus = streamPublisherOf(deps.nc);
-  /** Acknowledged and not yet marked: per run, the highest version of its copies; the commands' ids. */
-  let ackedVersions = new Map<string, number>();
+  /**
+   * Acknowledged and not yet marked: per run, the highest version of its copies and when the first of them not
+   * marked was acknowledged; the commands' ids.
+   */
+  let ackedVersions = new Map<string, { version: number; since: number }>();
   let ackedCommands: string[] = [];
   let ackedCount = 0;
   const chains = new Map<string, Promise<void>>();
   const broken = new Set<string>();
+  /** Runs whose writer appends again (`carry`), until `release`: their copies are marked with those appends. */
+  const inHand = new Set<string>();
   /** Per run, what was given to `publish` and not yet marked (nor given up: then it is the relays'). */
   const mine = new Map<string, { versions: Set<number>; commands: Set<string> }>();
   const runOfCommand = new Map<string, string>();
@@ -117,15 +136,26 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   let timer: NodeJS.Timeout | null = null;
   let marking: Promise<void> = Promise.resolve();
 
+  /** Whether a run's acknowledged copies are for a mark of their own now, not for its writer's next append. */
+  const due = (runId: string, since: number, now: number) => !inHand.has(runId) || now - since >= carryForMs;
+
   function mark(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = null;
     if (ackedCount === 0) return marking;
-    const versions = ackedVersions;
+    const now = performance.now();
+    const versions = new Map<string, number>();
+    for (const [runId, acked] of ackedVersions) {
+      if (!due(runId, acked.since, now)) continue;
+      versions.set(runId, acked.version);
+      ackedVersions.delete(runId);
+    }
     const commands = ackedCommands;
-    ackedVersions = new Map();
     ackedCommands = [];
-    ackedCount = 0;
+    ackedCount = ackedVersions.size;
+    // What waits for its writer's append is marked here after all if no append took it in time.
+    if (ackedCount > 0) timer = setTimeout(() => void mark(), markEveryMs).unref();
+    if (versions.size === 0 && commands.length === 0) return marking;
     const done = () => {
       for (const [runId, v] of versions) forgetCopies(runId, v);
       forgetCommands(commands);
@@ -150,7 +180,10 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
 
   function acked(runId: string, row: OutboxRow): void {
     if (row.version === undefined) ackedCommands.push(row.id);
-    else ackedVersions.set(runId, Math.max(ackedVersions.get(runId) ?? 0, row.version));
+    else {
+      const before = ackedVersions.get(runId);
+      ackedVersions.set(runId, { version: Math.max(before?.version ?? 0, row.version), since: before?.since ?? performance.now() });
+    }
     ackedCount++;
     scheduleMark();
   }
@@ -198,11 +231,25 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
       const through = Math.max(...own.versions);
       return { fromVersion: from, throughVersion: through - from + 1 === own.versions.size ? through : null, commandIds: [...own.commands] };
     },
+    carry(runId) {
+      inHand.add(runId);
+      return ackedVersions.get(runId)?.version ?? null;
+    },
+    carried(runId, version) {
+      const acked = ackedVersions.get(runId);
+      if (acked && acked.version <= version) {
+        ackedVersions.delete(runId);
+        ackedCount--;
+      } else if (acked) ackedVersions.set(runId, { version: acked.version, since: performance.now() });
+      forgetCopies(runId, version);
+    },
     release(runId) {
       broken.delete(runId);
+      inHand.delete(runId);
     },
     async stop() {
       await Promise.allSettled([...chains.values()]);
+      inHand.clear();
       await mark();
     },
   };

@@ -44,6 +44,11 @@ export interface AppendRunEventsInput {
    * the bus, marked or not (`Steward-Published-Through`): they do not hold the writer's own publishing.
    */
   readonly publishedThrough?: string | null;
+  /**
+   * Every event of the run up to this version is acknowledged on the bus, and not yet marked (`DirectPublisher.carry`):
+   * the append marks the run published through it, as the publisher's own mark would (never lowering the mark).
+   */
+  readonly markOnBus?: number | null;
 }
 
 export interface AppendRunEventsResult {
@@ -89,8 +94,8 @@ commands AS (
   -- Published by its writer, after the copies: the header tells the receiver that the run's events up to it are out.
   ${COMMAND_RETURNING}),
 projection AS (
-  INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
-  SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000)
+  INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until, published_version)
+  SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000), coalesce($38::int, 0)
    WHERE EXISTS (SELECT 1 FROM ins)
   ${RUN_APPEND_UPSERT})
 SELECT 0 AS part, event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
@@ -135,6 +140,7 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
       ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
       Boolean(input.publishDirect && input.directCommands),
       input.publishedThrough ?? null,
+      input.markOnBus ?? null,
     ]));
     rows = result.rows;
   } catch (err) {

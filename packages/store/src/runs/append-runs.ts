@@ -42,9 +42,10 @@ direct AS (
             AND h.id > coalesce((a.j->>'published_through')::bigint, 0)
             AND NOT EXISTS (SELECT FROM jsonb_array_elements_text(a.j->'own_commands') o(id) WHERE o.id::bigint = h.id))),
 projection AS (
-  INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
+  INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until, published_version)
   SELECT ${RUN_COLUMNS}, events_subject,
-         CASE WHEN d.id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $2::float8 / 1000) END
+         CASE WHEN d.id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $2::float8 / 1000) END,
+         coalesce(published_version, 0)
     FROM ready a LEFT JOIN direct d USING (id)
    WHERE id IN (SELECT stream_id FROM ins)
    ORDER BY id
@@ -81,7 +82,11 @@ async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[
     const ids = input.events.map(() => timeOrderedId());
     const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
     const json = {
-      run: { ...runRowJson({ id: input.runId, tenantId: input.tenantId }, state), events_subject: busNames(input.namespace).runEvent(input.runId, "") },
+      run: {
+        ...runRowJson({ id: input.runId, tenantId: input.tenantId }, state),
+        events_subject: busNames(input.namespace).runEvent(input.runId, ""),
+        published_version: input.markOnBus ?? null,
+      },
       expected: input.state.version,
       metadata,
       events: eventsJson(input.events, ids),

@@ -32,13 +32,16 @@ export const RUN_UPSERT = `ON CONFLICT (id) DO UPDATE SET
 
 /**
  * What an existing row takes from an append's fold: the columns events after `run.queued` change, and where the
- * new events stand on the bus (the insert's `events_subject` and `publish_held_until`; not settled). The row was
- * written with `run.queued` itself, so the others are already the fold's. A value set again is stored again, even
- * when equal: a long input, compressed and kept out of line, would be compressed and written anew with each append.
+ * new events stand on the bus (the insert's `events_subject` and `publish_held_until`; not settled), and how far
+ * the earlier ones are (the insert's `published_version`: what its writer knows acknowledged, never lowered). The
+ * row was written with `run.queued` itself, so the others are already the fold's. A value set again is stored
+ * again, even when equal: a long input, compressed and kept out of line, would be compressed and written anew with
+ * each append.
  */
 export const RUN_APPEND_UPSERT = `ON CONFLICT (id) DO UPDATE SET
   ${SET_AS_IT_GOES},
-  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false`;
+  events_subject = excluded.events_subject, publish_held_until = excluded.publish_held_until, bus_settled = false,
+  published_version = greatest(runs.published_version, excluded.published_version)`;
 
 /** The values of RUN_COLUMNS for a folded run, its JSON columns (output, error, usage) as values. */
 function runRow(run: RunRowKey, state: RunState): unknown[] {

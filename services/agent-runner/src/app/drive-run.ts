@@ -112,6 +112,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   let publishDirect = Boolean(deps.publisher && ctx.firstDelivery);
   const append = async (more: readonly RunEvent[]): Promise<void> => {
     const direct = publishDirect && !deps.publisher!.failed(ctx.runId);
+    // The copies acknowledged since the last mark are marked by this append, not by a statement of their own.
+    const markOnBus = deps.publisher?.carry(ctx.runId) ?? null;
     const input: AppendRunEventsInput = {
       runId: ctx.runId,
       tenantId: ctx.tenantId,
@@ -122,8 +124,10 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       publishDirect: direct,
       own: direct ? deps.publisher!.pendingOf(ctx.runId) : undefined,
       publishedThrough: ctx.publishedThrough,
+      markOnBus,
     };
     const result = await (deps.appender ? deps.appender.append(input) : appendRunEvents(deps.pool, input));
+    if (markOnBus !== null) deps.publisher!.carried(ctx.runId, markOnBus);
     if (direct) deps.publisher!.publish(ctx.runId, result.direct);
     deps.observer?.committed(more);
     events.push(...result.events);

@@ -216,6 +216,62 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     expect(await seqsOnBus(runId)).toEqual([1, 2, 3]);
   });
 
+  it("given a run in hand, when its writer appends again, then that append marks the copies acknowledged before it; the rest are marked once the run is let go", async () => {
+    const runId = randomUUID();
+    const publisher = createDirectPublisher({ pool, nc, logger }, { markEveryMs: 600_000 });
+    const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    expect(publisher.carry(runId)).toBeNull(); // nothing acknowledged yet
+    publisher.publish(runId, one.direct);
+    const acked = await waitFor(() => publisher.carry(runId) ?? undefined, { timeoutMs: 10_000, what: "the copy's acknowledgement" });
+    expect(acked).toBe(1);
+    expect(await runOf(runId)).toMatchObject({ published_version: 0 });
+
+    const two = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace, publishDirect: true, own: publisher.pendingOf(runId), markOnBus: acked });
+    publisher.carried(runId, acked);
+    expect(await runOf(runId)).toMatchObject({ version: 2, published_version: 1 });
+    expect(publisher.pendingOf(runId)).toEqual({ fromVersion: null, throughVersion: null, commandIds: [] });
+    expect(publisher.carry(runId)).toBeNull(); // taken along already
+
+    publisher.publish(runId, two.direct);
+    publisher.release(runId);
+    await publisher.stop();
+    expect(await seqsOnBus(runId)).toEqual([1, 2]);
+    expect(await runOf(runId)).toMatchObject({ version: 2, published_version: 2 });
+  });
+
+  it("given a run in hand and one let go, when a mark is written, then it leaves the run in hand to its writer's next append and marks the other", async () => {
+    const inHand = randomUUID();
+    const letGo = randomUUID();
+    // The second acknowledgement makes the mark be written at once; no timer comes before it.
+    const publisher = createDirectPublisher({ pool, nc, logger }, { markEveryMs: 600_000, markBatch: 2, carryForMs: 600_000 });
+    const a = await appendRunEvents(pool, { runId: inHand, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    const b = await appendRunEvents(pool, { runId: letGo, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
+    publisher.carry(inHand);
+    publisher.publish(inHand, a.direct);
+    publisher.publish(letGo, b.direct, { last: true });
+    await waitFor(async () => ((await runOf(letGo)).published_version === 1 ? true : undefined), { timeoutMs: 10_000, what: "the mark of the run let go" });
+    expect(await runOf(inHand)).toMatchObject({ published_version: 0 });
+    expect(publisher.carry(inHand)).toBe(1);
+    // Its writer is done with it: what it did not take along goes with the next mark.
+    publisher.release(inHand);
+    await publisher.stop();
+    expect(await runOf(inHand)).toMatchObject({ published_version: 1 });
+  });
+
+  it("given a run in hand whose writer does not append again in time, then its acknowledged copies are marked by a mark of their own", async () => {
+    const runId = randomUUID();
+    const publisher = createDirectPublisher({ pool, nc, logger }, { markEveryMs: 20, carryForMs: 100 });
+    try {
+      const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+      publisher.carry(runId);
+      publisher.publish(runId, one.direct);
+      await waitFor(async () => ((await runOf(runId)).published_version === 2 ? true : undefined), { timeoutMs: 10_000, what: "the run in hand marked without an append" });
+      expect(publisher.pendingOf(runId)).toEqual({ fromVersion: null, throughVersion: null, commandIds: [] });
+    } finally {
+      await publisher.stop();
+    }
+  });
+
   it("given events without publishDirect, then nothing comes back and they wake the relays once per commit; events a writer publishes wake nobody", async () => {
     const listener = new pg.Client({ connectionString: fx.url });
     await listener.connect();

@@ -142,6 +142,26 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     expect(rows[0]).toEqual({ input: state.input, state: "succeeded", version: 5 });
   });
 
+  it("marks the run on the bus through what its writer took along (markOnBus), never lowering the mark; a refused append marks nothing", async () => {
+    const { runId, state } = await startedRun();
+    const published = async () => (await footprint(runId)).bus!.published_version;
+    expect(await published()).toBe(0);
+
+    const stale = append(runId, { ...state, version: 1 }, [thought(1)], { markOnBus: 2 });
+    await expect(stale).rejects.toBeInstanceOf(ConcurrencyError);
+    expect(await published()).toBe(0);
+
+    const one = await append(runId, state, [thought(1)], { markOnBus: 2 });
+    expect(await published()).toBe(2);
+    // A relay marked further meanwhile: a writer's older acknowledgement leaves its mark.
+    await db.pool.query("UPDATE runs SET published_version = 3 WHERE id = $1", [runId]);
+    const two = await append(runId, one.state, [thought(2)], { markOnBus: 2 });
+    expect(await published()).toBe(3);
+    await append(runId, two.state, [thought(3)]);
+    expect(await published()).toBe(3);
+    expect(await footprint(runId)).toMatchObject({ run: { version: 5 }, bus: { published_version: 3 } });
+  });
+
   it("refuses a stale, a lower or a higher expected version with ConcurrencyError and writes nothing of that append", async () => {
     const { runId, state } = await startedRun();
     const before = await footprint(runId);

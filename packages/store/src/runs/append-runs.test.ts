@@ -127,6 +127,23 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     for (const i of [0, 3]) expect((await written(runs[i].runId)).events.map((e) => e.seq)).toEqual([1, 2, 3]);
   });
 
+  it("marks each run on the bus through what its writer took along, in the one statement, never lowering a mark; a refused run's append marks nothing", async () => {
+    const runs = await Promise.all([startedRun(), startedRun(), startedRun(), startedRun()]);
+    // A relay marked the third further already.
+    await db.pool.query("UPDATE runs SET published_version = 2 WHERE id = $1", [runs[2].runId]);
+    const { pool, statements } = counting();
+    const outcomes = await appendRuns(pool, [
+      input(runs[0].runId, runs[0].state, [thought(1)], { markOnBus: 2 }),
+      input(runs[1].runId, runs[1].state, [thought(1)]),
+      input(runs[2].runId, runs[2].state, [thought(1)], { markOnBus: 1 }),
+      input(runs[3].runId, { ...runs[3].state, version: 1 }, [thought(1)], { markOnBus: 2 }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected"]);
+    expect(statements()).toBe(1);
+    const marks = await Promise.all(runs.map(async (r) => (await written(r.runId)).run.published_version));
+    expect(marks).toEqual([2, 0, 2, 0]);
+  });
+
   it("lets the writer publish a run's copies itself only where that run's earlier events and commands are out or its own", async () => {
     const [out, behind] = await Promise.all([startedRun(), startedRun()]);
     // A run with a command not yet on the bus, held for another writer, and one whose command is this writer's.

@@ -22,6 +22,7 @@ export type { AdminRead, AdminReadEntry, AdminReadRoute } from "./audit/admin-re
 export { findOverdueRuns, findUnansweredRuns, redriveStrandedRuns } from "./runs/overdue";
 export { claimRun, extendLease, extendLeases, leaseHolder, releaseLease, type ClaimAdmission, type ClaimOutcome } from "./runs/lease";
 export { NEW_RUN_HEADER, admitRun, admitRuns, admitDeferred, tenantsWithDeferredRuns, type Admission, type AdmissionAsk } from "./runs/admission";
+export { endDrive, type EndDriveInput } from "./runs/end-drive";
 export { batchedAdmissions, type Admissions } from "./runs/admission-batches";
 export { appendThreadEvents, type AppendThreadEventsInput } from "./threads/append-thread-events";
 export { addRunToThread, type AddRunToThreadInput, type AddRunToThreadOutcome } from "./threads/add-run-to-thread";

@@ -81,17 +81,26 @@ export async function admitRun(pool: Pool, input: AdmissionAsk & { runId: string
   return (await admitRuns(pool, input, [input.runId]))[0];
 }
 
+/** SQL: a row when a queued run of the tenant (`tenant`, an expression) waits for a place, else none. */
+export const DEFERRED_PROBE = (tenant: string): string =>
+  `SELECT 1 FROM runs WHERE tenant_id = ${tenant} AND deferred_at IS NOT NULL AND state = 'queued' LIMIT 1`;
+
 /** Once per run that ends or starts waiting: prepared. */
-const deferredProbe = preparedStatement("steward.deferred_probe", "SELECT 1 FROM runs WHERE tenant_id = $1 AND deferred_at IS NOT NULL AND state = 'queued' LIMIT 1");
+const deferredProbe = preparedStatement("steward.deferred_probe", DEFERRED_PROBE("$1"));
+
+/** Whether a queued run of the tenant waits for a place: one indexed probe, no lock. */
+export async function deferredRunWaits(pool: Pool, tenantId: string): Promise<boolean> {
+  return ((await pool.query(deferredProbe([tenantId]))).rowCount ?? 0) > 0;
+}
 
 /**
  * Admits the tenant's oldest deferred runs while it has places, and puts their commands on the bus (through
  * the outbox, in the same transaction). Called when one of its runs ends or starts waiting, and by the
- * reaper's sweep as a safety net. Cheap when nothing is deferred: one indexed probe, no lock.
+ * reaper's sweep as a safety net. Cheap when nothing is deferred: one indexed probe, no lock; none at all when
+ * the caller has just probed (`probed`: a deferred run was found).
  */
-export async function admitDeferred(pool: Pool, namespace: string, tenantId: string, maxRunning: number): Promise<string[]> {
-  const probe = await pool.query(deferredProbe([tenantId]));
-  if (probe.rowCount === 0) return [];
+export async function admitDeferred(pool: Pool, namespace: string, tenantId: string, maxRunning: number, options: { probed?: boolean } = {}): Promise<string[]> {
+  if (!options.probed && !(await deferredRunWaits(pool, tenantId))) return [];
   const names = busNames(namespace);
   return inTransaction(pool, async (client) => {
     await lockTenant(client, tenantId);

@@ -3,7 +3,7 @@ import { addSeconds, busNames, initialRunState, nowMicros, type RunEvent } from 
 import { createLogger, createPool, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
 import type { ToolExecApi } from "@steward/proto";
-import type { ModelProvider } from "../domain/model";
+import { ModelUnavailableError, type ModelAnswer, type ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
 import { recordingDelivery } from "./fixtures/recording-delivery";
 import type { LeaseKeeper } from "./lease-keeper";
@@ -117,6 +117,50 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
     expect(answers).toEqual(["nak 2000"]);
     const run = await projection(runId);
     expect(run.state).not.toBe("failed");
+    // The drive did not end the run: its lease is let go, so the next delivery may take it at once.
+    expect(run.lease_owner).toBeNull();
     expect((await readStream(pool, runId)).map((e) => e.type)).not.toContain("run.failed");
+  });
+
+  it("a drive that hands its run back lets its lease go; one that ends the run sends no release, its ending append let the lease go", async () => {
+    let answer: ModelAnswer | null = null;
+    const switching: ModelProvider = {
+      name: "switching",
+      complete: async () => {
+        if (!answer) throw new ModelUnavailableError("switching", { retryAfterMs: 1000 });
+        return answer;
+      },
+    };
+    const named: string[] = [];
+    const naming = new Proxy(pool, {
+      get(target, prop, receiver) {
+        if (prop !== "query") return Reflect.get(target, prop, receiver);
+        return (...args: unknown[]) => {
+          const name = (args[0] as { name?: unknown } | undefined)?.name;
+          if (typeof name === "string") named.push(name);
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    });
+    const handler = createRunRequestedHandler(
+      { pool: naming, toolExec, provider: switching, tools: [], logger: createLogger("delivery-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases },
+      { retryBackoffMs: 1000 },
+    );
+
+    const runId = await runWith([]);
+    const first = delivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+    await handler(first.d);
+    expect(first.answers).toEqual(["nak 1000"]);
+    expect(await projection(runId)).toMatchObject({ state: "running", lease_owner: null });
+    expect(named).toContain("steward.release_lease");
+
+    answer = { text: "done", toolCalls: [], finishReason: "stop", usage: { input_tokens: 1, output_tokens: 1 }, provider: "switching" };
+    named.length = 0;
+    const second = delivery({ run_id: runId, tenant_id: "acme", created_by: "u1" }, 2);
+    await handler(second.d);
+    expect(second.answers).toEqual(["ack"]);
+    expect(await projection(runId)).toMatchObject({ state: "succeeded", lease_owner: null });
+    expect(named.filter((n) => n.includes("append"))).not.toEqual([]);
+    expect(named).not.toContain("steward.release_lease");
   });
 });

@@ -1,6 +1,6 @@
 import { RunErrorCode, decodeRunRequested, type RunRequested } from "@steward/contract";
 import { ConcurrencyError, isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
-import { admitDeferred, batchedAdmissions, claimRun, failUnfoldableRun, releaseLease } from "@steward/store";
+import { admitDeferred, batchedAdmissions, claimRun, endDrive, failUnfoldableRun } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
 import type { LeaseKeeper } from "./lease-keeper";
 import { UnfoldableRunError } from "./unfoldable-run";
@@ -172,6 +172,7 @@ export function createRunRequestedHandler(
     shutdown.addEventListener("abort", stopSoon, { once: true });
     const signal = drive.signal;
     const handBack = () => shutdown.aborted && !lost.signal.aborted;
+    let ended = false;
     try {
       const outcome = await driveRun(deps, {
         runId: cmd.run_id,
@@ -186,6 +187,7 @@ export function createRunRequestedHandler(
         signal,
         stopping: stopping.signal,
       });
+      ended = outcome.kind === "finished";
       if (outcome.kind === "lost" && handBack()) delivery.nak(0);
       // An open breaker knows when the provider is worth asking again; waiting less would waste a delivery.
       else if (outcome.kind === "retry") delivery.nak(Math.max(retryMs(delivery), outcome.afterMs ?? 0));
@@ -206,9 +208,9 @@ export function createRunRequestedHandler(
       shutdown.removeEventListener("abort", stopSoon);
       clearTimeout(grace);
       release();
-      await releaseLease(deps.pool, cmd.run_id, deps.runnerId).catch(() => undefined);
       // The run ended, waits for a person, or went back: a place of its tenant may be free for a deferred run.
-      if (admission) await admitDeferred(deps.pool, deps.namespace, cmd.tenant_id, admission.maxRunning).catch(() => undefined);
+      const after = await endDrive(deps.pool, { runId: cmd.run_id, owner: deps.runnerId, ended, tenantId: admission?.tenantId }).catch(() => null);
+      if (admission && after?.deferredWaiting) await admitDeferred(deps.pool, deps.namespace, cmd.tenant_id, admission.maxRunning, { probed: true }).catch(() => undefined);
     }
   }
 

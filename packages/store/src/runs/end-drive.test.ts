@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
 import { createPool, type Pool } from "@steward/platform";
 import { freshDatabase } from "../../../../test/support/databases";
+import { statementLog } from "../../../../test/support/statement-log";
 import { admitDeferred } from "./admission";
 import { appendRunEvents } from "./append-run-events";
 import { endDrive } from "./end-drive";
@@ -21,20 +22,6 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
     await db?.drop();
   });
 
-  /** The pool, counting the statements sent through it. */
-  function counting(): { pool: Pool; statements: () => number } {
-    let n = 0;
-    const wrapped = new Proxy(pool, {
-      get(target, prop, receiver) {
-        if (prop !== "query") return Reflect.get(target, prop, receiver);
-        return (...args: unknown[]) => {
-          n++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      },
-    });
-    return { pool: wrapped, statements: () => n };
-  }
 
   /** A run of the tenant queued through its events and claimed by `owner`: its state at version 1. */
   async function claimed(tenant: string, owner: string) {
@@ -61,28 +48,28 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
 
   it("given a drive that did not end, then the lease is let go and the deferred runs probed in one statement; another runner's lease stays", async () => {
     const { runId } = await claimed("t-open", "runner-a");
-    const { pool: p, statements } = counting();
+    const { pool: p, sent } = statementLog(pool);
     expect(await endDrive(p, { runId, owner: "runner-a", ended: false, tenantId: "t-open" })).toEqual({ deferredWaiting: false });
-    expect(statements()).toBe(1);
+    expect(sent).toHaveLength(1);
     expect(await leaseOf(runId)).toEqual({ owner: null, until: false });
 
     const waiting = await deferredRun("t-open");
     const { runId: other } = await claimed("t-open", "runner-b");
     expect(await endDrive(p, { runId: other, owner: "runner-a", ended: false, tenantId: "t-open" })).toEqual({ deferredWaiting: true });
-    expect(statements()).toBe(2);
+    expect(sent).toHaveLength(2);
     expect((await leaseOf(other)).owner).toBe("runner-b");
     // The probe's answer spares admitDeferred its own.
-    const admitting = counting();
+    const admitting = statementLog(pool);
     expect(await admitDeferred(admitting.pool, "ns", "t-open", 5, { probed: true })).toEqual([waiting]);
-    expect(admitting.statements()).toBe(0); // the admission's own transaction runs on a client of its own
+    expect(admitting.sent).toEqual([]); // the admission's own transaction runs on a client of its own
   });
 
   it("given a drive without admission that did not end, then only the lease is let go", async () => {
     const { runId } = await claimed("t-plain", "runner-a");
     await deferredRun("t-plain");
-    const { pool: p, statements } = counting();
+    const { pool: p, sent } = statementLog(pool);
     expect(await endDrive(p, { runId, owner: "runner-a", ended: false })).toEqual({ deferredWaiting: false });
-    expect(statements()).toBe(1);
+    expect(sent).toHaveLength(1);
     expect(await leaseOf(runId)).toEqual({ owner: null, until: false });
   });
 
@@ -93,11 +80,11 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
     await appendRunEvents(pool, { runId, tenantId: "t-ended", namespace: "ns", state, events: [ending] });
     expect(await leaseOf(runId)).toEqual({ owner: null, until: false });
 
-    const { pool: p, statements } = counting();
+    const { pool: p, sent } = statementLog(pool);
     expect(await endDrive(p, { runId, owner: "runner-a", ended: true })).toEqual({ deferredWaiting: false });
-    expect(statements()).toBe(0);
+    expect(sent).toHaveLength(0);
     await deferredRun("t-ended");
     expect(await endDrive(p, { runId, owner: "runner-a", ended: true, tenantId: "t-ended" })).toEqual({ deferredWaiting: true });
-    expect(statements()).toBe(1);
+    expect(sent).toHaveLength(1);
   });
 });

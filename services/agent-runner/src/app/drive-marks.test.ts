@@ -2,29 +2,20 @@ import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger, type Pool } from "@steward/platform";
 import { appendRunEvents, createDirectPublisher, type DirectPublisher } from "@steward/store";
-import type { ToolExecApi, ToolSpec } from "@steward/proto";
+import type { ToolExecApi } from "@steward/proto";
 import type { ModelAnswer, ModelProvider } from "../domain/model";
 import { driveRun } from "./drive-run";
+import { readTool } from "./fixtures/read-tool";
 import { useStoreAndBus } from "../../../../test/support/store-bus";
 import { runBusProbes } from "../../../../test/support/run-bus";
+import { statementLog } from "../../../../test/support/statement-log";
 import { waitFor } from "../../../../test/support/wait-for";
 
 jest.setTimeout(60_000);
 
 const logger = createLogger("drive-marks-test", "silent");
 
-const lookup: ToolSpec = {
-  name: "lookup",
-  description: "looks a thing up",
-  inputSchemaJson: JSON.stringify({ type: "object", properties: { q: { type: "string" } } }),
-  safety: "read",
-  policyPoint: "knowledge.document.read",
-  idempotent: true,
-  abortOnDeny: false,
-  requireConfirmation: false,
-  exploration: false,
-  states: [],
-};
+const lookup = readTool("lookup", "knowledge.document.read", { q: { type: "string" } });
 
 const usage = { input_tokens: 10, output_tokens: 5 };
 const call = (n: number): ModelAnswer => ({
@@ -36,21 +27,6 @@ const call = (n: number): ModelAnswer => ({
 });
 const done: ModelAnswer = { text: "found it", toolCalls: [], finishReason: "stop", usage, provider: "scripted" };
 
-/** The pool, writing down the name of each prepared statement sent through it. */
-function naming(pool: Pool): { pool: Pool; named: string[] } {
-  const named: string[] = [];
-  const wrapped = new Proxy(pool, {
-    get(target, prop, receiver) {
-      if (prop !== "query") return Reflect.get(target, prop, receiver);
-      return (...args: unknown[]) => {
-        const name = (args[0] as { name?: unknown } | undefined)?.name;
-        if (typeof name === "string") named.push(name);
-        return (target.query as (...a: unknown[]) => unknown)(...args);
-      };
-    },
-  });
-  return { pool: wrapped, named };
-}
 
 // The loop publishes its events' copies itself and marks them on the bus with its next append (docs/architecture.md,
 // "Outbox relay"): a driven run's marks cost no statement of their own.
@@ -73,7 +49,7 @@ describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream
     await gateway.stop();
     expect(await runOf(runId)).toMatchObject({ version: 1, published_version: 1 });
 
-    const { pool, named } = naming(fx.pool);
+    const { pool, named } = statementLog(fx.pool);
     // No mark on a timer: what the appends do not take along is marked when the publisher stops.
     const publisher: DirectPublisher = createDirectPublisher({ pool, nc: fx.nc, logger }, { markEveryMs: 600_000, carryForMs: 600_000 });
     const script = [call(1), call(2), call(3), done];
@@ -102,9 +78,9 @@ describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream
     );
     expect(outcome).toEqual({ kind: "finished" });
 
-    const appends = named.filter((n) => n === "steward.append_run_events").length;
-    expect(appends).toBeGreaterThanOrEqual(8); // started, then per step the answer with its call and the result, then the end
-    expect(named.filter((n) => n === "steward.mark_published")).toEqual([]);
+    // run.started, then per step the answer with its call and the result, then the end.
+    expect(named("steward.append_run_events")).toBeGreaterThanOrEqual(8);
+    expect(named("steward.mark_published")).toBe(0);
     // Each result's append marked the run through its call at least; the last append's copies are not marked yet.
     expect(ackedAtCall).toHaveLength(3);
     const during = await runOf(runId);
@@ -112,7 +88,7 @@ describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream
     expect(during.published_version).toBeLessThan(during.version);
 
     await publisher.stop();
-    expect(named.filter((n) => n === "steward.mark_published")).toHaveLength(1);
+    expect(named("steward.mark_published")).toBe(1);
     const after = await runOf(runId);
     expect(after.published_version).toBe(after.version);
     expect(await seqsOnBus(runId)).toEqual(Array.from({ length: after.version }, (_, i) => i + 1));

@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { addSeconds, foldRun, initialRunState, nowMicros, type ContextHistory, type RunEvent, type StoredRunEvent } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
-import type { ToolExecApi, ToolSpec } from "@steward/proto";
+import type { ToolExecApi } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import type { ChatMessage, ModelAnswer, ModelProvider, ModelRequest } from "../domain/model";
 import { driveRun, type DriveDeps } from "./drive-run";
+import { readTool } from "./fixtures/read-tool";
 import { replayRun } from "./replay-run";
 import type { RunContext } from "./run-context";
 import { freshDatabase } from "../../../../test/support/databases";
@@ -20,18 +21,7 @@ const USER = "u1";
 /** A fact only run 1's tool result holds: run 1's answer does not repeat it. */
 const FACT = "door code 4711-ZX";
 
-const searchTool: ToolSpec = {
-  name: "knowledge_search",
-  description: "search the knowledge base",
-  inputSchemaJson: JSON.stringify({ type: "object", properties: { query: { type: "string" } } }),
-  safety: "read",
-  policyPoint: "knowledge.document.read",
-  idempotent: true,
-  abortOnDeny: false,
-  requireConfirmation: false,
-  exploration: false,
-  states: [],
-};
+const searchTool = readTool("knowledge_search", "knowledge.document.read", { query: { type: "string" } });
 
 const usage = { input_tokens: 10, output_tokens: 5 };
 const say = (text: string): ModelAnswer => ({ text, toolCalls: [], finishReason: "stop", usage, provider: "scripted" });

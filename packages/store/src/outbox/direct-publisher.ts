@@ -93,8 +93,9 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
    * Acknowledged and not yet marked: per run, the highest version of its copies and when the first of them not
    * marked was acknowledged; the commands' ids.
    */
-  let ackedVersions = new Map<string, { version: number; since: number }>();
+  const ackedVersions = new Map<string, { version: number; since: number }>();
   let ackedCommands: string[] = [];
+  /** Acknowledgements since the last mark (`markBatch`). */
   let ackedCount = 0;
   const chains = new Map<string, Promise<void>>();
   const broken = new Set<string>();
@@ -142,7 +143,7 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
   function mark(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = null;
-    if (ackedCount === 0) return marking;
+    if (ackedVersions.size === 0 && ackedCommands.length === 0) return marking;
     const now = performance.now();
     const versions = new Map<string, number>();
     for (const [runId, acked] of ackedVersions) {
@@ -152,9 +153,9 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     }
     const commands = ackedCommands;
     ackedCommands = [];
-    ackedCount = ackedVersions.size;
+    ackedCount = 0;
     // What waits for its writer's append is marked here after all if no append took it in time.
-    if (ackedCount > 0) timer = setTimeout(() => void mark(), markEveryMs).unref();
+    if (ackedVersions.size > 0) timer = setTimeout(() => void mark(), markEveryMs).unref();
     if (versions.size === 0 && commands.length === 0) return marking;
     const done = () => {
       for (const [runId, v] of versions) forgetCopies(runId, v);
@@ -237,10 +238,8 @@ export function createDirectPublisher(deps: { pool: pg.Pool; nc: NatsConnection;
     },
     carried(runId, version) {
       const acked = ackedVersions.get(runId);
-      if (acked && acked.version <= version) {
-        ackedVersions.delete(runId);
-        ackedCount--;
-      } else if (acked) ackedVersions.set(runId, { version: acked.version, since: performance.now() });
+      if (acked && acked.version <= version) ackedVersions.delete(runId);
+      else if (acked) ackedVersions.set(runId, { version: acked.version, since: performance.now() });
       forgetCopies(runId, version);
     },
     release(runId) {

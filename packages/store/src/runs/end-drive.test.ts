@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
-import { createPool, type Pool } from "@steward/platform";
-import { freshDatabase } from "../../../../test/support/databases";
+import type { Pool } from "@steward/platform";
+import { useFreshDatabase } from "../../../../test/support/databases";
 import { statementLog } from "../../../../test/support/statement-log";
 import { admitDeferred } from "./admission";
 import { appendRunEvents } from "./append-run-events";
@@ -9,19 +9,11 @@ import { endDrive } from "./end-drive";
 import { claimRun } from "./lease";
 
 describe("a drive's end: the lease let go and the tenant's deferred runs probed, in one statement at most (real PostgreSQL)", () => {
-  let db: { url: string; drop(): Promise<void> };
+  const db = useFreshDatabase("steward_end_drive");
   let pool: Pool;
-
-  beforeAll(async () => {
-    db = await freshDatabase("steward_end_drive");
-    pool = createPool(db.url, { max: 4 });
+  beforeAll(() => {
+    pool = db.pool;
   });
-
-  afterAll(async () => {
-    await pool?.end();
-    await db?.drop();
-  });
-
 
   /** A run of the tenant queued through its events and claimed by `owner`: its state at version 1. */
   async function claimed(tenant: string, owner: string) {

@@ -1,13 +1,15 @@
 // `npm run ab -- --against <rev> [--pairs N] [--keep] [bench options]`: the bench run on this working tree and
-// on `<rev>` built apart, alternating (after, before, after, before…), so that a drifting machine weighs on both
-// sides alike; then every measure side by side. Bench options (`--quick`, `--only=floors,steward`, …) go to
-// each run unchanged.
+// on `<rev>` built apart, alternating, so that a drifting machine weighs on both sides alike, and each tree going
+// first in every other pair (after, before; before, after; …), so that a run's place in its pair weighs on both
+// alike too; then every measure side by side. Bench options (`--quick`, `--only=floors,steward`, …) go to each run
+// unchanged.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { compareTable, type LabelledRun } from "./ab/compare-table";
 import { describeTree, prepareBeforeTree, removeBeforeTree, resolveRevision } from "./ab/before-tree";
+import { pairOrder } from "./ab/pair-order";
 import { readOptions } from "./options";
 import { repoRoot, resultsDir } from "./paths";
 import { machineLines, type Row } from "./report";
@@ -73,16 +75,21 @@ async function main(): Promise<void> {
   let firstStamp = "";
   try {
     for (let pair = 1; pair <= options.pairs; pair++) {
-      for (const [label, tree] of [
-        [`after ${afterLabel} #${pair}`, repoRoot],
-        [`before ${beforeLabel} #${pair}`, before],
-      ] as const) {
+      const sides = {
+        after: { label: `after ${afterLabel} #${pair}`, tree: repoRoot },
+        before: { label: `before ${beforeLabel} #${pair}`, tree: before },
+      };
+      const pairRuns: Partial<Record<keyof typeof sides, LabelledRun>> = {};
+      for (const [place, side] of pairOrder(pair).entries()) {
+        const { label, tree } = sides[side];
         process.stdout.write(`\nab: ${label}\n`);
         const result = await benchRun(tree, options.benchArgs);
         machine ??= result.machine;
         firstStamp ||= result.stamp;
-        runs.push({ label, rows: result.rows });
+        pairRuns[side] = { label: `${label} (${place === 0 ? "ran first" : "ran second"})`, rows: result.rows };
       }
+      // The table keeps after, before in every pair, whichever ran first.
+      runs.push(pairRuns.after!, pairRuns.before!);
     }
   } finally {
     if (!options.keep) removeBeforeTree(repoRoot, before);
@@ -90,7 +97,7 @@ async function main(): Promise<void> {
   const md = [
     `# Steward bench A/B ${firstStamp}: ${afterLabel} (after) against ${beforeLabel} (before)`,
     "",
-    `bench options: ${options.benchArgs.join(" ") || "(none: full run)"}; ${options.pairs} pair(s), alternating`,
+    `bench options: ${options.benchArgs.join(" ") || "(none: full run)"}; ${options.pairs} pair(s), alternating; this tree first in odd pairs, ${beforeLabel} first in even ones`,
     machine ? machineLines(machine) : "",
     "",
     compareTable(runs),

@@ -6,6 +6,7 @@ import { appendRuns, createRunAppender } from "./append-runs";
 import { EventTooLargeError } from "../event-store/event-size";
 import { readStream } from "../event-store/read-stream";
 import { useFreshDatabase } from "../../../../test/support/databases";
+import { statementLog } from "../../../../test/support/statement-log";
 import { queuedEvent, startedEvent } from "../../../../test/support/run-bus";
 import { untilAnEventInsertWaits } from "../../../../test/support/lock-waits";
 import { queuedWithLongInput, runsToastChunks } from "../../../../test/support/stored-inputs";
@@ -36,21 +37,6 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     return { runId, state };
   }
 
-  /** The pool, counting the statements sent through it. */
-  function counting(): { pool: Pool; statements: () => number } {
-    let n = 0;
-    const pool = new Proxy(db.pool, {
-      get(target, prop, receiver) {
-        if (prop !== "query") return Reflect.get(target, prop, receiver);
-        return (...args: unknown[]) => {
-          n++;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      },
-    });
-    return { pool, statements: () => n };
-  }
-
   /** What a run's appends wrote, without what differs between two runs (ids, times): to compare two runs' writes. */
   async function written(runId: string) {
     const events = (await readStream(db.pool, runId)).map((e) => ({ type: e.type, data: e.data, seq: e.metadata.seq, traceparent: e.metadata.traceparent }));
@@ -75,10 +61,10 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     ];
     const single = [];
     for (const a of appends(alone)) single.push(await appendRunEvents(db.pool, a));
-    const { pool, statements } = counting();
+    const { pool, sent } = statementLog(db.pool);
     const outcomes = await appendRuns(pool, appends(together));
 
-    expect(statements()).toBe(1);
+    expect(sent).toHaveLength(1);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
     for (let i = 0; i < 3; i++) {
       const value = (outcomes[i] as PromiseFulfilledResult<(typeof single)[number]>).value;
@@ -109,7 +95,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     const runs = await Promise.all([startedRun(), startedRun(), startedRun(), startedRun()]);
     const before = await Promise.all(runs.map((r) => written(r.runId)));
     const versions = [2, 1, 5, 2];
-    const { pool, statements } = counting();
+    const { pool, sent } = statementLog(db.pool);
     const outcomes = await appendRuns(
       pool,
       runs.map((r, i) => input(r.runId, { ...r.state, version: versions[i] }, [thought(1, `to ${i}`)])),
@@ -117,7 +103,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
 
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
     // Found by the statement's own version check, not by the constraint that makes each append go again alone.
-    expect(statements()).toBe(1);
+    expect(sent).toHaveLength(1);
     for (const i of [1, 2]) {
       const reason = (outcomes[i] as PromiseRejectedResult).reason;
       expect(reason).toBeInstanceOf(ConcurrencyError);
@@ -131,7 +117,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     const runs = await Promise.all([startedRun(), startedRun(), startedRun(), startedRun()]);
     // A relay marked the third further already.
     await db.pool.query("UPDATE runs SET published_version = 2 WHERE id = $1", [runs[2].runId]);
-    const { pool, statements } = counting();
+    const { pool, sent } = statementLog(db.pool);
     const outcomes = await appendRuns(pool, [
       input(runs[0].runId, runs[0].state, [thought(1)], { markOnBus: 2 }),
       input(runs[1].runId, runs[1].state, [thought(1)]),
@@ -139,7 +125,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
       input(runs[3].runId, { ...runs[3].state, version: 1 }, [thought(1)], { markOnBus: 2 }),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected"]);
-    expect(statements()).toBe(1);
+    expect(sent).toHaveLength(1);
     const marks = await Promise.all(runs.map(async (r) => (await written(r.runId)).run.published_version));
     expect(marks).toEqual([2, 0, 2, 0]);
   });
@@ -197,7 +183,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
 
   it("fails an event over the size limit alone, and writes two appends of one run one after the other", async () => {
     const [big, twice] = await Promise.all([startedRun(), startedRun()]);
-    const { pool, statements } = counting();
+    const { pool, sent } = statementLog(db.pool);
     const outcomes = await appendRuns(pool, [
       input(big.runId, big.state, [thought(1, "x".repeat(2 * 1024 * 1024))]),
       input(twice.runId, twice.state, [thought(1, "first")]),
@@ -208,7 +194,7 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     expect(outcomes[1].status).toBe("fulfilled");
     // The second was written after the first, at the version it expected: the run had moved.
     expect((outcomes[2] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
-    expect(statements()).toBe(2);
+    expect(sent).toHaveLength(2);
     expect((await readStream(db.pool, big.runId)).length).toBe(2);
     expect((await readStream(db.pool, twice.runId)).map((e) => (e.data as { text?: string }).text)).toEqual([undefined, undefined, "first"]);
   });

@@ -11,10 +11,7 @@ import { repoRoot } from "./paths";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const launcher = require(join(repoRoot, "infra", "local", "launcher.cjs")) as {
-  startPlatform(env: Record<string, string>, options?: { logDir?: string }): Promise<RunningPlatform>;
-  startService(service: string, env: Record<string, string>, options?: { readyMsg?: string; logFile?: string }): Promise<RunningService>;
-  /** The environment the launcher gives one service, from the addresses known so far. */
-  serviceEnv(service: string, env: Record<string, string>, known: object): Record<string, string>;
+  startPlatform(env: Record<string, string>, options?: { logDir?: string; perService?: Record<string, Record<string, string>> }): Promise<RunningPlatform>;
 };
 
 export interface RunningService {
@@ -59,8 +56,7 @@ export interface PlatformOptions {
   /** Node options added to every service's NODE_OPTIONS (the soak's heap flags and preloads). */
   readonly nodeOptions?: string;
   /**
-   * Node options for the runner alone (heap sizing). The launcher gives every service the same environment,
-   * so with these the bench starts the services one by one, in the launcher's order, through its startService.
+   * Node options for the runner alone (heap sizing), added to the runner's NODE_OPTIONS.
    */
   readonly runnerNodeOptions?: string;
   /** More environment for every service (e.g. a preload's settings). */
@@ -100,9 +96,9 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
   const joined = nodeOptions.filter(Boolean).join(" ").trim();
   if (joined) env.NODE_OPTIONS = joined;
   if (options.logDir) mkdirSync(options.logDir, { recursive: true });
-  const running = options.runnerNodeOptions
-    ? await startWithRunnerOptions(env, options.runnerNodeOptions, options.logDir)
-    : await launcher.startPlatform(env, { logDir: options.logDir });
+  // The runner's own Node options ride on top of everyone's (the launcher adds `perService` to `env`).
+  const perService: Record<string, Record<string, string>> = options.runnerNodeOptions ? { "agent-runner": { NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} ${options.runnerNodeOptions}`.trim() } } : {};
+  const running = await launcher.startPlatform(env, { logDir: options.logDir, perService });
   const key = new TextEncoder().encode(secret);
   let runnerStopped = false;
   return {
@@ -129,47 +125,6 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
     },
     stop: () => running.stop(),
   };
-}
-
-/**
- * launcher.startPlatform's sequence (policy, tool-exec, runner, gateway; ports picked by the services; each
- * service's environment from the launcher's serviceEnv), with NODE_OPTIONS of the runner's own.
- */
-async function startWithRunnerOptions(env: Record<string, string>, runnerNodeOptions: string, logDir?: string): Promise<RunningPlatform> {
-  const log = (s: string) => (logDir ? join(logDir, `${s}.log`) : undefined);
-  const started: RunningService[] = [];
-  const known: { policyAddr: string; toolExecAddr?: string; gatewayPort: number; healthPort: number } = {
-    policyAddr: "127.0.0.1:0",
-    gatewayPort: 0,
-    healthPort: 0,
-  };
-  const start = async (service: string, more: Record<string, string> = {}) => {
-    const s = await launcher.startService(service, { ...launcher.serviceEnv(service, env, known), ...more }, { logFile: log(service) });
-    started.push(s);
-    return s;
-  };
-  try {
-    const policy = await start("policy");
-    known.policyAddr = policy.ready.addr!;
-    known.toolExecAddr = "127.0.0.1:0";
-    const toolExec = await start("tool-exec");
-    known.toolExecAddr = toolExec.ready.addr!;
-    const runner = await start("agent-runner", { NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} ${runnerNodeOptions}`.trim() });
-    const gateway = await start("gateway");
-    await Promise.all(started.map((s) => s.whenReady?.({ timeoutMs: 120_000 })));
-    return {
-      services: { policy, toolExec, runner, gateway },
-      gatewayUrl: gateway.ready.addr!,
-      policyAddr: known.policyAddr,
-      toolExecAddr: known.toolExecAddr,
-      async stop() {
-        for (const s of [...started].reverse()) await s.stop();
-      },
-    };
-  } catch (err) {
-    for (const s of started.reverse()) await s.stop();
-    throw err;
-  }
 }
 
 /** Deletes the namespace's streams (Steward's three and the floor's). */

@@ -97,7 +97,8 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
   if (joined) env.NODE_OPTIONS = joined;
   if (options.logDir) mkdirSync(options.logDir, { recursive: true });
   // The runner's own Node options ride on top of everyone's (the launcher adds `perService` to `env`).
-  const perService: Record<string, Record<string, string>> = options.runnerNodeOptions ? { "agent-runner": { NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} ${options.runnerNodeOptions}`.trim() } } : {};
+  const perService: Record<string, Record<string, string>> = {};
+  if (options.runnerNodeOptions) perService["agent-runner"] = { NODE_OPTIONS: `${env.NODE_OPTIONS ?? ""} ${options.runnerNodeOptions}`.trim() };
   const running = await launcher.startPlatform(env, { logDir: options.logDir, perService });
   const key = new TextEncoder().encode(secret);
   let runnerStopped = false;

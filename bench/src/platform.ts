@@ -19,8 +19,6 @@ export interface RunningService {
   /** The service's ready log line (its bound address is `addr`). */
   ready: { addr?: string };
   lines: string[];
-  /** Resolves once the service's readiness probe answers (launchers that have one). */
-  whenReady?(options: { timeoutMs: number }): Promise<unknown>;
   stop(): Promise<void>;
 }
 

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
-import type { Pool } from "@steward/platform";
 import { useFreshDatabase } from "../../../../test/support/databases";
 import { statementLog } from "../../../../test/support/statement-log";
 import { admitDeferred } from "./admission";
@@ -10,10 +9,6 @@ import { claimRun } from "./lease";
 
 describe("a drive's end: the lease let go and the tenant's deferred runs probed, in one statement at most (real PostgreSQL)", () => {
   const db = useFreshDatabase("steward_end_drive");
-  let pool: Pool;
-  beforeAll(() => {
-    pool = db.pool;
-  });
 
   /** A run of the tenant queued through its events and claimed by `owner`: its state at version 1. */
   async function claimed(tenant: string, owner: string) {
@@ -23,24 +18,24 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
       type: "run.queued",
       data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
     };
-    const { state } = await appendRunEvents(pool, { runId, tenantId: tenant, namespace: "ns", state: initialRunState, events: [queued] });
-    expect(await claimRun(pool, runId, owner, 60_000)).toMatchObject({ kind: "claimed" });
+    const { state } = await appendRunEvents(db.pool, { runId, tenantId: tenant, namespace: "ns", state: initialRunState, events: [queued] });
+    expect(await claimRun(db.pool, runId, owner, 60_000)).toMatchObject({ kind: "claimed" });
     return { runId, state };
   }
 
   const leaseOf = async (runId: string) =>
-    (await pool.query<{ owner: string | null; until: boolean }>("SELECT lease_owner AS owner, lease_until IS NOT NULL AS until FROM runs WHERE id = $1", [runId])).rows[0];
+    (await db.pool.query<{ owner: string | null; until: boolean }>("SELECT lease_owner AS owner, lease_until IS NOT NULL AS until FROM runs WHERE id = $1", [runId])).rows[0];
 
   /** Marks a queued run of the tenant deferred, as an admission that found no place would. */
   async function deferredRun(tenant: string): Promise<string> {
     const { runId } = await claimed(tenant, "nobody");
-    await pool.query("UPDATE runs SET deferred_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL WHERE id = $1", [runId]);
+    await db.pool.query("UPDATE runs SET deferred_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL WHERE id = $1", [runId]);
     return runId;
   }
 
   it("given a drive that did not end, then the lease is let go and the deferred runs probed in one statement; another runner's lease stays", async () => {
     const { runId } = await claimed("t-open", "runner-a");
-    const { pool: p, sent } = statementLog(pool);
+    const { pool: p, sent } = statementLog(db.pool);
     expect(await endDrive(p, { runId, owner: "runner-a", ended: false, tenantId: "t-open" })).toEqual({ deferredWaiting: false });
     expect(sent).toHaveLength(1);
     expect(await leaseOf(runId)).toEqual({ owner: null, until: false });
@@ -51,7 +46,7 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
     expect(sent).toHaveLength(2);
     expect((await leaseOf(other)).owner).toBe("runner-b");
     // The probe's answer spares admitDeferred its own.
-    const admitting = statementLog(pool);
+    const admitting = statementLog(db.pool);
     expect(await admitDeferred(admitting.pool, "ns", "t-open", 5, { probed: true })).toEqual([waiting]);
     expect(admitting.sent).toEqual([]); // the admission's own transaction runs on a client of its own
   });
@@ -59,7 +54,7 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
   it("given a drive without admission that did not end, then only the lease is let go", async () => {
     const { runId } = await claimed("t-plain", "runner-a");
     await deferredRun("t-plain");
-    const { pool: p, sent } = statementLog(pool);
+    const { pool: p, sent } = statementLog(db.pool);
     expect(await endDrive(p, { runId, owner: "runner-a", ended: false })).toEqual({ deferredWaiting: false });
     expect(sent).toHaveLength(1);
     expect(await leaseOf(runId)).toEqual({ owner: null, until: false });
@@ -69,10 +64,10 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
     const { runId, state } = await claimed("t-ended", "runner-a");
     expect((await leaseOf(runId)).owner).toBe("runner-a");
     const ending: RunEvent = { type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: nowMicros() } } as RunEvent;
-    await appendRunEvents(pool, { runId, tenantId: "t-ended", namespace: "ns", state, events: [ending] });
+    await appendRunEvents(db.pool, { runId, tenantId: "t-ended", namespace: "ns", state, events: [ending] });
     expect(await leaseOf(runId)).toEqual({ owner: null, until: false });
 
-    const { pool: p, sent } = statementLog(pool);
+    const { pool: p, sent } = statementLog(db.pool);
     expect(await endDrive(p, { runId, owner: "runner-a", ended: true })).toEqual({ deferredWaiting: false });
     expect(sent).toHaveLength(0);
     await deferredRun("t-ended");

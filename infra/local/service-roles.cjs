@@ -1,7 +1,7 @@
 // The PostgreSQL role of each service (made and granted by migration 014): `npm start` gives each one LOGIN and
 // a password, and hands each service a DATABASE_URL of its own. Migrations keep running as the owner.
+// `pg` is required where it is used: `npm start` loads this file before it has installed anything.
 "use strict";
-const pg = require("pg");
 
 /** Service → its role (packages/store/migrations/014_service_roles.sql). */
 const serviceRoles = {
@@ -25,6 +25,7 @@ function roleUrl(databaseUrl, role, password) {
  * the same role at once may collide ("tuple concurrently updated"), which is tried again.
  */
 async function enableServiceLogins(databaseUrl, passwords) {
+  const pg = require("pg");
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -2,8 +2,10 @@
 -- into the datasets database beside the application's (`steward` → `steward_datasets`), never into the
 -- application's own. The data tools connect as steward_reader, a login role that may only read this
 -- schema. See docs/datasets.md for every wall and why.
--- One loader at a time across the server (the role and its settings are cluster-wide; suites load in
--- parallel): the script runs as one implicit transaction, so the lock is held to its end.
+-- One loader of this database at a time: the script runs as one implicit transaction, so the lock is held to its
+-- end. PostgreSQL scopes advisory locks to a database, so loaders of two databases on one server can still meet
+-- on the cluster-wide role below; the transaction then fails whole and the loader runs it again
+-- (test/support/databases.ts, where the suites load in parallel).
 SELECT pg_advisory_xact_lock(hashtext('steward.dataset'));
 
 DO $$

@@ -76,18 +76,31 @@ export function recordingPool(pool: () => Pool): { readonly pool: Pool; readonly
   return { pool: recording, statements };
 }
 
+/**
+ * What two suites loading the dataset into their own databases at once may meet on the cluster-wide reader role
+ * (made twice: 23505, 42710; its settings altered twice: XX000 "tuple concurrently updated"). The script's
+ * advisory lock cannot keep them apart, since PostgreSQL scopes advisory locks to one database; the script is
+ * one transaction, rolled back whole, so it is run again.
+ */
+const ROLE_RACES = new Set(["23505", "42710", "XX000"]);
+
 /** Loads the demo dataset (and the read-only role of the data tools) into the datasets database of `appUrl`. */
 export async function loadDemoDataset(appUrl: string): Promise<void> {
   const url = datasetsUrl(appUrl);
   await ensureDatabase(url);
+  const sql = readFileSync(join(__dirname, "..", "..", "infra", "demo", "dataset.sql"), "utf8");
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(readFileSync(join(__dirname, "..", "..", "infra", "demo", "dataset.sql"), "utf8"));
-  } catch (err) {
-    // Two suites creating the cluster-wide role at once: the loser's role exists now, so run it again.
-    if ((err as { code?: string }).code !== "23505") throw err;
-    await client.query(readFileSync(join(__dirname, "..", "..", "infra", "demo", "dataset.sql"), "utf8"));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.query(sql);
+        return;
+      } catch (err) {
+        if (attempt >= 5 || !ROLE_RACES.has((err as { code?: string }).code ?? "")) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+      }
+    }
   } finally {
     await client.end();
   }

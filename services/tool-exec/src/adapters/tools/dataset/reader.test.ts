@@ -1,19 +1,9 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import pg from "pg";
-import { dropDatabase, ensureDatabase } from "@steward/store";
-import { freshDatabase } from "../../../../../../test/support/databases";
+import { freshDatabase, loadDemoDataset } from "../../../../../../test/support/databases";
 import { defaultDatasetUrl } from "./default-url";
 import { classify, DatasetQueryError } from "./errors";
 import { createDatasetReader, type DatasetReader } from "./reader";
 import { waitFor } from "../../../../../../test/support/wait-for";
-
-const datasetSql = readFileSync(join(__dirname, "..", "..", "..", "..", "..", "..", "infra", "demo", "dataset.sql"), "utf8");
-const asSuperuser = (url: string, readerUrl: string) => {
-  const u = new URL(url);
-  u.pathname = new URL(readerUrl).pathname;
-  return u.toString();
-};
 
 async function withClient<T>(connectionString: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
@@ -34,15 +24,12 @@ const codeOf = (p: Promise<unknown>) =>
 describe("the dataset reader: one statement, its own database, a bounded role, cancellable", () => {
   let app: { url: string; drop(): Promise<void> };
   let readerUrl: string;
-  let datasetsAdminUrl: string;
   let reader: DatasetReader;
 
   beforeAll(async () => {
     app = await freshDatabase("steward_dataset_reader");
     readerUrl = defaultDatasetUrl(app.url);
-    datasetsAdminUrl = asSuperuser(app.url, readerUrl);
-    await ensureDatabase(datasetsAdminUrl);
-    await withClient(datasetsAdminUrl, (c) => c.query(datasetSql));
+    await loadDemoDataset(app.url);
     // The application database has rows the reader must never learn about.
     await withClient(app.url, (c) => c.query("ANALYZE"));
     reader = createDatasetReader(readerUrl, "demo_data", { rowLimit: 50, timeoutMs: 20_000 });
@@ -50,7 +37,6 @@ describe("the dataset reader: one statement, its own database, a bounded role, c
 
   afterAll(async () => {
     await reader?.close();
-    await dropDatabase(datasetsAdminUrl).catch(() => undefined);
     await app?.drop();
   });
 

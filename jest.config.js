@@ -8,4 +8,6 @@ module.exports = {
   testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/packages/console/app/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts", "<rootDir>/bench/src/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/dist/"],
   testTimeout: 60_000,
+  // Several suites run at once (infra/local/test.mjs), the longest first.
+  testSequencer: "<rootDir>/infra/local/jest-sequencer.cjs",
 };

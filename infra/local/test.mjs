@@ -12,6 +12,11 @@
 // The container suite (test/containers) runs when a container engine is there (STEWARD_CONTAINERS=auto, the
 // default): infra/containers/setup.sh brings the images up to date first. STEWARD_CONTAINERS=1 requires it
 // (`npm run test:containers`, CI); =0 skips it. A skipped suite is said so, never silently dropped.
+//
+// jest runs STEWARD_TEST_WORKERS suites at once (default 3; most suites wait on processes, PostgreSQL and
+// NATS rather than compute: docs/testing.md), the longest first (jest-sequencer.cjs). `--quick` (`npm run
+// test:quick`) runs only the specs that start no platform: the unit and in-process specs of packages/,
+// services/, bench/ and test/local.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
@@ -59,6 +64,19 @@ function whatItDoes(pid) {
   return lines;
 }
 
+/** What jest runs besides the container suite's decision: `{jestArgs, env, skipped, afterwards}` as containerSuite gives. */
+function leftOut(dirs, skipped) {
+  const ignore = ["/node_modules/", "/dist/", `/test/(${dirs.join("|")})/`].map((p) => `--testPathIgnorePatterns=${p}`);
+  return { jestArgs: ignore, env: {}, skipped, afterwards: async () => {} };
+}
+
+/** True when `args` (a pattern, say) select no suite of test/containers: their images need not be prepared. */
+function selectsNoContainerSuite(args) {
+  if (args.length === 0) return false;
+  const r = spawnSync("npx", ["jest", "--listTests", ...args], { cwd: root, encoding: "utf8" });
+  return r.status === 0 && !r.stdout.split("\n").some((path) => path.includes("/test/containers/"));
+}
+
 function killGroup(pgid) {
   try {
     process.kill(-pgid, "SIGKILL");
@@ -67,21 +85,50 @@ function killGroup(pgid) {
   }
 }
 
+/** How long each step before jest took, for the report at the end. */
+const steps = [];
+let stepStarted = Date.now();
+function stepDone(name) {
+  steps.push(`${name} ${((Date.now() - stepStarted) / 1000).toFixed(0)} s`);
+  stepStarted = Date.now();
+}
+
+/** The `n` suites that took longest, one line each, from jest's results (its own start and end per file). */
+function slowestSuites(results, n = 10) {
+  const rows = results.testResults
+    .map((r) => ({ file: r.name.slice(root.length + 1), seconds: (r.endTime - r.startTime) / 1000 }))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, n);
+  return rows.map((r) => `  ${r.seconds.toFixed(1).padStart(6)} s  ${r.file}`).join("\n");
+}
+
 ensureInstalled();
+stepDone("install");
 build();
+stepDone("build");
 const typecheck = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" });
 if (typecheck.status !== 0) finish(0, 1, false);
+stepDone("typecheck");
 const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace(/\/steward$/, "/postgres");
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);
+stepDone("PostgreSQL and NATS");
 
-const containers = await containerSuite();
+const quick = process.argv.includes("--quick");
+const given = process.argv.slice(2).filter((a) => a !== "--quick");
+const containers = quick
+  ? leftOut(["e2e", "faults", "browser", "containers"], "ran the quick specs only (--quick): test/e2e, test/faults, test/browser and test/containers were left out")
+  : selectsNoContainerSuite(given)
+    ? leftOut(["containers"], "the arguments select no suite of test/containers: its images were not prepared")
+    : await containerSuite();
+stepDone("container images");
 if (containers.failed) finish(0, 1, false);
-const jestArgs = [...process.argv.slice(2), ...containers.jestArgs];
+const jestArgs = [...given, ...containers.jestArgs];
 
 const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));
 const out = join(outDir, "results.json");
-const jest = spawn("npx", ["jest", "--ci", "--runInBand", "--json", `--outputFile=${out}`, ...jestArgs], {
+const workers = process.env.STEWARD_TEST_WORKERS || "3";
+const jest = spawn("npx", ["jest", "--ci", `--maxWorkers=${workers}`, "--json", `--outputFile=${out}`, ...jestArgs], {
   cwd: root,
   stdio: "inherit",
   detached: true,
@@ -128,6 +175,8 @@ try {
   passed = results.numPassedTests;
   failed = results.numFailedTests + (results.numRuntimeErrorTestSuites ?? 0);
   if (results.numPendingTests > 0) process.stderr.write(`steward: ${results.numPendingTests} tests skipped\n`);
+  const wall = ((Date.now() - results.startTime) / 1000).toFixed(0);
+  process.stderr.write(`steward: jest took ${wall} s with ${workers} workers, after ${steps.join(", ")}; the ten slowest suites:\n${slowestSuites(results)}\n`);
 } catch {
   failed = Math.max(failed, 1);
 }

@@ -116,7 +116,15 @@ async function prepare() {
   // Unset, STEWARD_ENV means production to a service; npm start is the development platform unless told otherwise.
   const stewardEnv = process.env.STEWARD_ENV || "development";
   return {
-    env: { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, STEWARD_ENV: stewardEnv, STEWARD_HOME: stewardHome, STEWARD_JWT_SECRET: secret },
+    env: {
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      STEWARD_ENV: stewardEnv,
+      STEWARD_HOME: stewardHome,
+      STEWARD_JWT_SECRET: secret,
+      // The operator's list of which tenants may have each dataset: the demo dataset for the demo tenant.
+      DATASET_TENANTS: process.env.DATASET_TENANTS || JSON.stringify({ [demo.dataset]: [demo.tenant] }),
+    },
     perService: planes.perService,
     planes: planes.summary,
     token,

@@ -55,6 +55,8 @@ describe("the gateway under generated requests", () => {
       LLM_BASE_URL: model.baseUrl,
       LLM_API_KEY: "sk-fuzz",
       LLM_MODEL: "fake",
+      // Each tenant may have the dataset its fixture grants; the fuzz's other names answer 404.
+      DATASET_TENANTS: JSON.stringify({ fuzz_marked: ["acme", "beta"] }),
       // The limits answer 429 long before 10,000 requests from one address; raised so every request reaches its route.
       GATEWAY_RATE_LIMIT_PER_USER: UNLIMITED,
       GATEWAY_RATE_LIMIT_PER_TENANT: UNLIMITED,

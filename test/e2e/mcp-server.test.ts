@@ -82,7 +82,7 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
 
   beforeAll(async () => {
     model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake" });
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", DATASET_TENANTS: '{"demo":["acme"],"archive":["acme"]}' });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
     member = await platform.token({ tenant: "acme", user: "mo" });
     admin = await platform.token({ tenant: "acme", user: "ada", roles: ["admin"] });

@@ -14,7 +14,7 @@ describe("the gateway's OpenAPI document, against the running gateway", () => {
   const as = (token: string) => (method: string, path: string, body?: unknown) => callGateway(platform.gatewayUrl, token, method, path, body);
 
   beforeAll(async () => {
-    platform = await startTestPlatform();
+    platform = await startTestPlatform({ DATASET_TENANTS: '{"sales":["apico"]}' });
     member = await platform.token({ tenant: "apico", user: "alice", roles: ["member"] });
     admin = await platform.token({ tenant: "apico", user: "root", roles: ["admin"] });
   });

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { dropDatabase, ensureDatabase } from "@steward/store";
 import { asDatasetReader, databaseUrl, loadLedgerDataset } from "../support/databases";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
@@ -31,6 +32,11 @@ const PLANS: Record<string, Array<[string, unknown]>> = {
     ["run_query", { sql: "select owner from accounts order by id" }],
   ],
   analyst: [["focus_dataset", { dataset: "demo" }]],
+  // globex's member reaches for acme's shop, which the operator lists for acme only.
+  borrow: [
+    ["focus_dataset", { dataset: "demo" }],
+    ["run_query", { sql: "select name from customers" }],
+  ],
 };
 
 /**
@@ -74,6 +80,8 @@ describe("per-tenant datasets: a tenant's members focus and query only the datas
         LLM_API_KEY: "sk-test",
         LLM_MODEL: "fake",
         DATASETS: JSON.stringify({ demo: { schema: "demo_data", description: "A small shop" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }),
+        // The operator's list: acme may have the shop, globex its ledger (docs/datasets.md).
+        DATASET_TENANTS: JSON.stringify({ demo: ["acme"], ledger: ["globex"] }),
       },
       { roles: true },
     );
@@ -115,6 +123,24 @@ describe("per-tenant datasets: a tenant's members focus and query only the datas
     expect(results[4].result.rows).toEqual([{ n: "6" }]);
     // No row of the ledger reached acme's run or its model.
     expect(JSON.stringify(model.requests.filter((r) => inputOf(r) === "cross tenant"))).not.toContain("Globex");
+  });
+
+  it("tenant B's administrator cannot grant itself A's dataset (404, as for a name that does not exist), and a grant it holds anyway admits nobody", async () => {
+    const borrowed = await platform.http("PUT", "/v1/admin/datasets/demo", { token: tokens.globexAdmin, body: { reason: "borrow" } });
+    const unknown = await platform.http("PUT", "/v1/admin/datasets/nosuch", { token: tokens.globexAdmin, body: { reason: "borrow" } });
+    expect([borrowed.status, borrowed.body.code]).toEqual([404, 10050]);
+    expect(borrowed.body).toEqual(unknown.body);
+    // A grant globex holds anyway (written before the operator's list existed): still nothing of acme's is read.
+    const owner = new pg.Client({ connectionString: platform.databaseUrl });
+    await owner.connect();
+    await owner
+      .query("INSERT INTO tenant_datasets (tenant_id, dataset, roles, granted_by) VALUES ('globex', 'demo', '{}', 'boss')")
+      .finally(() => owner.end());
+    const run = await runToEnd(platform, tokens.globex, "borrow the shop");
+    const results = await resultsOf(tokens.globex, run.id);
+    expect(results.map((r) => r.result_code)).toEqual(["DATASET_NOT_ALLOWED", "TOOL_NOT_AVAILABLE"]);
+    expect(results[0].result.available).toEqual([{ name: "ledger" }]);
+    expect(JSON.stringify(model.requests.filter((r) => inputOf(r) === "borrow the shop"))).not.toContain("Lovelace");
   });
 
   it("tenant B's member focuses and queries B's dataset", async () => {

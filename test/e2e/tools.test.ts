@@ -51,7 +51,7 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
 
   beforeAll(async () => {
     model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", DATASET_STATEMENT_TIMEOUT_MS: "500" });
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", DATASET_STATEMENT_TIMEOUT_MS: "500", DATASET_TENANTS: '{"demo":["acme"]}' });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
     // The platform seeded the datasets database tool-exec reads (the application's name + `_datasets`).
     datasets = new pg.Pool({ connectionString: datasetsUrl(platform.databaseUrl) });

@@ -49,6 +49,7 @@ export { revokeDataset } from "./datasets/revoke-dataset";
 export { listDatasetGrants, listDatasetGrantChanges } from "./datasets/list-grants";
 export { datasetsFor, focusDataset, focusedDataset } from "./datasets/dataset-access";
 export { DATASET_NAME, type DatasetGrant, type DatasetGrantChange, type DatasetGrantActor } from "./datasets/dataset-grant";
+export { parseDatasetTenants, NO_DATASET_TENANTS, EVERY_TENANT, type DatasetTenants } from "./datasets/dataset-tenants";
 export { recordMcpSessionOpened } from "./mcp-sessions/record-session-opened";
 export { recordMcpSessionClosed } from "./mcp-sessions/record-session-closed";
 export { listMcpSessions } from "./mcp-sessions/list-sessions";

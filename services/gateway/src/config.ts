@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { parseDatasetTenants } from "@steward/store";
 import { ConfigError, commonConfig, env, grpcTlsConfig, healthConfig, natsAuthConfig, readConfig, testHooks, testHooksConfig } from "@steward/platform";
 import { defaultPolicyDir } from "@steward/pdp";
 
@@ -45,6 +46,8 @@ export const gatewayConfigSpec = {
   GATEWAY_MCP_IDLE_SECONDS: env.int(60, 86_400, 1_800),
   /** Open MCP sessions of this gateway, all users; beyond it a new session is refused (503) until one closes. */
   GATEWAY_MCP_SESSIONS_MAX: env.int(1, 1_000_000, 10_000),
+  /** Which tenants may be granted each dataset (docs/datasets.md); unset: none. tool-exec reads the same list. */
+  DATASET_TENANTS: parseDatasetTenants,
   STEWARD_JWT_SECRET: env.secret(32),
   STEWARD_JWKS_URL: env.optionalUrl(["https", "http"]),
   STEWARD_JWT_ISSUER: env.optional(),

@@ -120,6 +120,7 @@ async function main(): Promise<void> {
     },
     rateLimits: rateLimits.deps,
     pool,
+    datasetTenants: config.DATASET_TENANTS,
     authenticate,
     authorize,
     policyAdmin,
@@ -133,7 +134,7 @@ async function main(): Promise<void> {
       controls,
       follow: createRunFollower({ reads: createRunReads({ pool }), feed }),
       capabilities: createCapabilityCatalogue(async () => (await toolExec.listTools({ deadlineMs: 2000 })).tools),
-      grantedDatasets: (tenantId, userId) => datasetsFor(pool, tenantId, userId),
+      grantedDatasets: (tenantId, userId) => datasetsFor(pool, config.DATASET_TENANTS, tenantId, userId),
       adminRuns: createAdminRunReads({ pool, logger }),
       runAllowance: runCreationAllowance(rateLimits.deps),
       journal: {

@@ -24,13 +24,14 @@ import {
   watchPools,
 } from "@steward/platform";
 import { createPolicyDecisionApi } from "@steward/proto";
+import { parseDatasetTenants } from "@steward/store";
 import { createToolRegistry } from "./domain/registry";
 import { knowledgeSearchTool } from "./adapters/tools/knowledge-search";
 import { testTools } from "./adapters/tools/test-tools";
 import { datasetTools } from "./adapters/tools/dataset-tools";
 import { saveNoteTool } from "./adapters/tools/save-note";
 import { proposeKnowledgeTool } from "./adapters/tools/propose-knowledge";
-import { parseDatasets } from "./adapters/tools/dataset/catalog";
+import { parseDatasets, unservedDatasets } from "./adapters/tools/dataset/catalog";
 import { createDatasetReaders } from "./adapters/tools/dataset/readers";
 import { createPgDatasetAccess } from "./adapters/tools/dataset/access";
 import { parseMcpServers } from "./adapters/mcp/config";
@@ -67,16 +68,22 @@ async function main(): Promise<void> {
     DATASET_SCHEMA: env.optional(),
     DATASET_ROW_LIMIT: env.int(1, 100_000, 200),
     DATASET_STATEMENT_TIMEOUT_MS: env.int(10, 600_000, 5000),
+    // Which tenants may have each dataset (docs/datasets.md); unset: none.
+    DATASET_TENANTS: parseDatasetTenants,
     MCP_SERVERS: env.optional(),
   });
   // The test tools are a test hook: STEWARD_TEST_HOOKS=1 with STEWARD_ENV=test, never STEWARD_ENV=test alone.
   const hooks = testHooks(config, process.env);
   const tls = loadGrpcTls(config, "tool-exec");
   const mcpServers = parseMcpServers(config.MCP_SERVERS);
-  // Where each dataset lives; which tenant may use it is the tenant's grant. By default one dataset, "demo", in
-  // the datasets database beside the application's, read as steward_reader.
+  // Where each dataset lives; which tenants may have it is the operator's list, and which members may use it each
+  // tenant's grant. By default one dataset, "demo", in the datasets database beside the application's, read as
+  // steward_reader.
   const datasets = parseDatasets(config, config.DATABASE_URL);
   const logger = createLogger("tool-exec", config.LOG_LEVEL);
+  if (config.DATASET_TENANTS.datasets.length === 0) logger.warn("DATASET_TENANTS lists no dataset: no tenant may use one (docs/datasets.md)");
+  const unserved = unservedDatasets(config.DATASET_TENANTS, datasets);
+  if (unserved.length > 0) logger.warn({ datasets: unserved }, "DATASET_TENANTS lists datasets this tool-exec does not serve (DATASETS)");
   // Spans are wrapped around the same parts as the metrics; without an OTLP endpoint they are no-ops.
   const tracing = startTracing("tool-exec");
   const readiness = createReadiness();
@@ -113,7 +120,7 @@ async function main(): Promise<void> {
   const mcp = await mountMcpServers(mcpServers, logger);
   closeMcp = () => mcp.close();
   const extra = hooks ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
-  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), proposeKnowledgeTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool), readers: dataset }), ...mcp.tools, ...extra]);
+  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), proposeKnowledgeTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool, config.DATASET_TENANTS), readers: dataset }), ...mcp.tools, ...extra]);
   // A call must name a run of its tenant and user before the PDP is even asked (SPEC §10).
   const owned = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
   const registered = new Set(registry.list().map((t) => t.name));

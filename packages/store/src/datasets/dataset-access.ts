@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import type { DatasetTenants } from "./dataset-tenants";
 
 /**
  * Whether a grant admits a member: a grant with no roles admits every member; one with roles admits a member
@@ -6,8 +7,11 @@ import type { Pool } from "pg";
  */
 const ADMITS = `(cardinality(g.roles) = 0 OR g.roles && coalesce(m.roles, '{}'::text[]))`;
 
-/** The datasets the user may focus in the tenant right now, by name. */
-export async function datasetsFor(pool: Pool, tenantId: string, userId: string): Promise<string[]> {
+/**
+ * The datasets the user may focus in the tenant right now, by name: granted by the tenant and listed for it by the
+ * operator (`listed`); a grant of a dataset the operator does not list for the tenant admits nobody.
+ */
+export async function datasetsFor(pool: Pool, listed: DatasetTenants, tenantId: string, userId: string): Promise<string[]> {
   const { rows } = await pool.query<{ dataset: string }>(
     `SELECT g.dataset FROM tenant_datasets g
        LEFT JOIN memberships m ON m.tenant_id = g.tenant_id AND m.user_id = $2
@@ -15,7 +19,7 @@ export async function datasetsFor(pool: Pool, tenantId: string, userId: string):
       ORDER BY g.dataset`,
     [tenantId, userId],
   );
-  return rows.map((r) => r.dataset);
+  return rows.map((r) => r.dataset).filter((dataset) => listed.allows(dataset, tenantId));
 }
 
 /** Sets the run's focus to `dataset` (the latest focus wins); the caller has checked the grant. */
@@ -30,9 +34,16 @@ export async function focusDataset(pool: Pool, focus: { runId: string; tenantId:
 
 /**
  * The dataset the run has in focus, and whether the user may still use it (the grant may have been revoked or
- * narrowed to roles the user no longer holds since it was focused). Null when the run focused none in this tenant.
+ * narrowed to roles the user no longer holds since it was focused, or the operator no longer lists the dataset for
+ * the tenant: `listed`). Null when the run focused none in this tenant.
  */
-export async function focusedDataset(pool: Pool, runId: string, tenantId: string, userId: string): Promise<{ dataset: string; allowed: boolean } | null> {
+export async function focusedDataset(
+  pool: Pool,
+  listed: DatasetTenants,
+  runId: string,
+  tenantId: string,
+  userId: string,
+): Promise<{ dataset: string; allowed: boolean } | null> {
   const { rows } = await pool.query<{ dataset: string; allowed: boolean }>(
     `SELECT f.dataset, (g.dataset IS NOT NULL AND ${ADMITS}) AS allowed
        FROM run_datasets f
@@ -41,5 +52,6 @@ export async function focusedDataset(pool: Pool, runId: string, tenantId: string
       WHERE f.run_id = $1 AND f.tenant_id = $2`,
     [runId, tenantId, userId],
   );
-  return rows[0] ?? null;
+  const focus = rows[0];
+  return focus ? { dataset: focus.dataset, allowed: focus.allowed && listed.allows(focus.dataset, tenantId) } : null;
 }

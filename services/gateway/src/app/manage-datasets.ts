@@ -5,6 +5,7 @@ import {
   listDatasetGrantChanges,
   listDatasetGrants,
   revokeDataset,
+  type DatasetTenants,
   type DatasetGrant,
   type DatasetGrantChange,
 } from "@steward/store";
@@ -23,15 +24,24 @@ export const GRANT_ROLES_MAX = 32;
  */
 export interface DatasetAdmin {
   list(admin: Principal): Promise<DatasetGrant[]>;
-  /** Grants a dataset (422 for a name or role that does not fit); `changed` is false when it was granted so already. */
+  /**
+   * Grants a dataset (422 for a name or role that does not fit; 404 for a dataset the operator does not list for the
+   * tenant, the same answer whether or not it exists); `changed` is false when it was granted so already.
+   */
   grant(admin: Principal, dataset: string, roles: readonly string[], reason?: string): Promise<{ grant: DatasetGrant; changed: boolean }>;
   /** Revokes a grant; 404 when the tenant holds none of that name. */
   revoke(admin: Principal, dataset: string, reason?: string): Promise<DatasetGrant>;
   changes(admin: Principal, filter: { dataset?: string; afterId?: number; limit: number }): Promise<DatasetGrantChange[]>;
 }
 
-/** Grants through the store, scoped by the administrator's tenant; every grant and revocation recorded with who and why. */
-export function createDatasetAdmin(deps: { pool: Pool }): DatasetAdmin {
+/** The refusal of a dataset the tenant may not have: the same for one that does not exist. */
+export const DATASET_NOT_AVAILABLE = "no dataset of this name is available to the tenant";
+
+/**
+ * Grants through the store, scoped by the administrator's tenant; only datasets the operator lists for the tenant
+ * (`listed`, DATASET_TENANTS); every grant and revocation recorded with who and why.
+ */
+export function createDatasetAdmin(deps: { pool: Pool; listed: DatasetTenants }): DatasetAdmin {
   return {
     list: (admin) => listDatasetGrants(deps.pool, admin.tenantId),
     async grant(admin, dataset, roles, reason) {
@@ -39,6 +49,7 @@ export function createDatasetAdmin(deps: { pool: Pool }): DatasetAdmin {
       if (roles.length > GRANT_ROLES_MAX || !roles.every((r) => ROLE_NAME.test(r))) {
         throw new ValidationError(`roles are at most ${GRANT_ROLES_MAX} names of 1 to 64 letters, digits or _ . : -, each starting with a letter or digit`);
       }
+      if (!deps.listed.allows(dataset, admin.tenantId)) throw new NotFoundError(DATASET_NOT_AVAILABLE);
       return grantDataset(deps.pool, admin.tenantId, dataset, roles, { userId: admin.userId, reason });
     },
     async revoke(admin, dataset, reason) {

@@ -13,7 +13,7 @@ import { registerAdminRunRoutes } from "./routes/admin-runs";
 import { registerKnowledgeRoutes } from "./routes/knowledge";
 import { registerProposalRoutes } from "./routes/proposals";
 import { registerMemberRoutes } from "./routes/members";
-import { registerDatasetRoutes } from "./routes/datasets";
+import { registerDatasetRoutes, type DatasetRoutesDeps } from "./routes/datasets";
 import { registerProbeRoutes } from "./routes/probes";
 import { registerRunRoutes, type RunRoutesDeps } from "./routes/runs";
 import { registerThreadRoutes, type ThreadRoutesDeps } from "./routes/threads";
@@ -22,7 +22,7 @@ import { registerConsoleRoutes, type ConsoleRoutesDeps } from "./routes/console"
 import { registerMcpRoutes, type McpRoutesDeps } from "./routes/mcp";
 import { requestLoggerFactory } from "./request-logger";
 
-export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps, McpRoutesDeps {
+export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps, McpRoutesDeps, DatasetRoutesDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { bindGrpc, createLogger, createPool, grpc, shutdownGrpc, type Pool } from "@steward/platform";
 import { createToolExecApi, InvokeRequest, ToolExecClient, type PolicyDecisionApi, type ToolExecApi } from "@steward/proto";
-import { dropDatabase, ensureDatabase, grantDataset } from "@steward/store";
+import { dropDatabase, ensureDatabase, grantDataset, parseDatasetTenants } from "@steward/store";
 import { createToolExecGrpcServer } from "./server";
 import { createInvokeHandler, type InvokeCommand, type InvokeOutcome } from "../../app/invoke-tool";
 import { createToolRegistry } from "../../domain/registry";
@@ -47,14 +47,17 @@ describe("the data tools over ToolExec.Invoke: per-tenant datasets and cancellat
     await grantDataset(pool, "globex", "ledger", [], { userId: "root" });
     await grantDataset(pool, "initech", "demo", [], { userId: "root" });
     await grantDataset(pool, "initech", "ledger", [], { userId: "root" });
+    // A tenant's own grant of a dataset the operator does not list for it (as an administrator could once make).
+    await grantDataset(pool, "umbrella", "ledger", [], { userId: "root" });
 
+    const listed = parseDatasetTenants(JSON.stringify({ demo: ["acme", "initech"], ledger: ["globex", "initech"] }));
     const datasets = parseDatasets({ DATASETS: JSON.stringify({ demo: { schema: "demo_data" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }) }, app.url);
     const readers = createDatasetReaders(datasets, { rowLimit: 50, timeoutMs: 20_000 }, (config, limits) => {
       opened.push(config.name);
       return createDatasetReader(config.url, config.schema, limits);
     });
     closeReaders = () => readers.close();
-    const registry = createToolRegistry(datasetTools({ access: createPgDatasetAccess(pool), readers }));
+    const registry = createToolRegistry(datasetTools({ access: createPgDatasetAccess(pool, listed), readers }));
     const handler = createInvokeHandler({ registry, pdp: permitAll, results: createPgIdempotencyStore(pool), logger });
     const recorded = (cmd: InvokeCommand) => {
       const outcome = handler(cmd);
@@ -122,6 +125,18 @@ describe("the data tools over ToolExec.Invoke: per-tenant datasets and cancellat
       { owner: "Globex payroll" },
     ]);
     expect(opened).toEqual(["demo", "ledger"]);
+  });
+
+  it("a tenant's own grant of a dataset the operator does not list for it admits nobody: refused as a name that does not exist", async () => {
+    const run = randomUUID();
+    const before = [...opened];
+    expect((await invoke(run, "umbrella", 1, "focus_dataset")).result).toMatchObject({ available: [] });
+    const listedElsewhere = await invoke(run, "umbrella", 2, "focus_dataset", { dataset: "ledger" });
+    const unknown = await invoke(run, "umbrella", 3, "focus_dataset", { dataset: "nosuch" });
+    expect([listedElsewhere.code, unknown.code]).toEqual(["DATASET_NOT_ALLOWED", "DATASET_NOT_ALLOWED"]);
+    expect(listedElsewhere.result).toEqual({ ...unknown.result, note: (unknown.result.note as string).replace("nosuch", "ledger") });
+    expect((await invoke(run, "umbrella", 4, "run_query", { sql: "select 1" })).code).toBe("DATASET_NOT_FOCUSED");
+    expect(opened).toEqual(before);
   });
 
   it("the latest focus wins, also when it repeats an earlier one: focus demo, ledger, demo again", async () => {

@@ -1,5 +1,6 @@
 import type { Pool } from "@steward/platform";
 import type { PolicyPoint } from "@steward/contract";
+import { parseDatasetTenants } from "@steward/store";
 import { registerDatasetRoutes } from "./datasets";
 import { startAdminRoutes, type AdminRouteHarness } from "./admin-routes.test-support";
 
@@ -14,7 +15,11 @@ describe("dataset grant administration routes", () => {
   let call: AdminRouteHarness["call"];
 
   beforeAll(async () => {
-    harness = await startAdminRoutes("steward_gw_datasets", new Set(["acme.root", "globex.boss"]), registerDatasetRoutes);
+    // The operator's list: acme may have demo and sales, globex only ledger.
+    const datasetTenants = parseDatasetTenants(JSON.stringify({ demo: ["acme"], sales: ["acme"], ledger: ["globex"] }));
+    harness = await startAdminRoutes("steward_gw_datasets", new Set(["acme.root", "globex.boss"]), (app, deps) =>
+      registerDatasetRoutes(app, { ...deps, datasetTenants }),
+    );
     ({ pool, asked, call } = harness);
   });
 
@@ -70,6 +75,17 @@ describe("dataset grant administration routes", () => {
       const r = await call("PUT", path, "acme.root", body);
       expect([path, body, r.status, r.body.code]).toEqual([path, body, status, code]);
     }
+    expect([await grants(), await changeCount()]).toEqual(before);
+  });
+
+  it("404 for a dataset the operator does not list for the tenant, answered exactly as one that does not exist; nothing recorded", async () => {
+    const before = [await grants(), await changeCount()];
+    const listedForAnother = await call("PUT", "/v1/admin/datasets/demo", "globex.boss");
+    const unknown = await call("PUT", "/v1/admin/datasets/nosuch", "globex.boss");
+    expect([listedForAnother.status, listedForAnother.body.code]).toEqual([404, 10050]);
+    expect(listedForAnother.body).toEqual(unknown.body);
+    // With roles and a reason, the same.
+    expect((await call("PUT", "/v1/admin/datasets/ledger", "acme.root", JSON.stringify({ roles: ["analyst"], reason: "x" }))).body).toEqual(unknown.body);
     expect([await grants(), await changeCount()]).toEqual(before);
   });
 

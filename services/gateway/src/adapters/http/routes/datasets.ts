@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "@steward/platform";
+import { NO_DATASET_TENANTS, type DatasetTenants } from "@steward/store";
 import { createDatasetAdmin, GRANT_ROLES_MAX, type DatasetAdmin, type DatasetGrant, type DatasetGrantChange } from "../../../app/manage-datasets";
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
@@ -9,7 +10,9 @@ import { BODY_OPTIONAL, ChangeId, Nullable, optionalJsonBody } from "../schemas"
 
 export interface DatasetRoutesDeps {
   readonly pool: Pool;
-  /** Default: grants in `pool`. */
+  /** The operator's list of which tenants may have each dataset (DATASET_TENANTS); default: none may. */
+  readonly datasetTenants?: DatasetTenants;
+  /** Default: grants in `pool`, of the datasets `datasetTenants` lists for the tenant. */
   readonly datasets?: DatasetAdmin;
 }
 
@@ -78,7 +81,7 @@ const common = (summary: string, description: string) => ({
  */
 export function registerDatasetRoutes(app: FastifyInstance, deps: DatasetRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const datasets = deps.datasets ?? createDatasetAdmin({ pool: deps.pool });
+  const datasets = deps.datasets ?? createDatasetAdmin({ pool: deps.pool, listed: deps.datasetTenants ?? NO_DATASET_TENANTS });
 
   api.get(
     "/v1/admin/datasets",
@@ -94,11 +97,14 @@ export function registerDatasetRoutes(app: FastifyInstance, deps: DatasetRoutesD
     {
       config: ADMIN,
       schema: {
-        ...common("Grant a dataset", "To every member (no body, or no roles) or to some roles: 201 when granted or changed, 200 when granted so already."),
+        ...common(
+          "Grant a dataset",
+          "To every member (no body, or no roles) or to some roles: 201 when granted or changed, 200 when granted so already. 404 for a dataset the operator does not make available to the tenant (DATASET_TENANTS), whether or not it exists.",
+        ),
         params: DatasetParams,
         body: optionalJsonBody(GrantBody),
         [BODY_OPTIONAL]: true,
-        response: { 200: { ...GrantView, description: "Granted so already" }, 201: { ...GrantView, description: "Granted" }, ...problemResponses({ body: true }) },
+        response: { 200: { ...GrantView, description: "Granted so already" }, 201: { ...GrantView, description: "Granted" }, ...problemResponses({ body: true, notFound: true }) },
       },
     },
     async (request, reply) => {

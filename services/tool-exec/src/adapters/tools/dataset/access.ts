@@ -1,5 +1,5 @@
 import type { Pool } from "@steward/platform";
-import { datasetsFor, focusDataset, focusedDataset } from "@steward/store";
+import { datasetsFor, focusDataset, focusedDataset, type DatasetTenants } from "@steward/store";
 
 /** Which datasets a run's user may use, and which one the run has in focus (PostgreSQL implements it). */
 export interface DatasetAccess {
@@ -11,11 +11,14 @@ export interface DatasetAccess {
   focused(runId: string, tenantId: string, userId: string): Promise<{ dataset: string; allowed: boolean } | null>;
 }
 
-/** Grants and focus read from the application's database (tenant_datasets, run_datasets, memberships). */
-export function createPgDatasetAccess(pool: Pool): DatasetAccess {
+/**
+ * Grants and focus read from the application's database (tenant_datasets, run_datasets, memberships), admitting
+ * only datasets the operator lists for the tenant (`listed`, DATASET_TENANTS), at every call.
+ */
+export function createPgDatasetAccess(pool: Pool, listed: DatasetTenants): DatasetAccess {
   return {
-    granted: (tenantId, userId) => datasetsFor(pool, tenantId, userId),
+    granted: (tenantId, userId) => datasetsFor(pool, listed, tenantId, userId),
     focus: (focus) => focusDataset(pool, focus),
-    focused: (runId, tenantId, userId) => focusedDataset(pool, runId, tenantId, userId),
+    focused: (runId, tenantId, userId) => focusedDataset(pool, listed, runId, tenantId, userId),
   };
 }

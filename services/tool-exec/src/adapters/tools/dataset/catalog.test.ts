@@ -1,5 +1,6 @@
 import { ConfigError } from "@steward/platform";
-import { parseDatasets } from "./catalog";
+import { parseDatasetTenants } from "@steward/store";
+import { parseDatasets, unservedDatasets } from "./catalog";
 
 const app = "postgres://steward_tool_exec:pw@db.internal:5432/steward";
 const problem = (vars: Parameters<typeof parseDatasets>[0]): string => {
@@ -68,5 +69,11 @@ describe("the datasets tool-exec serves (DATASETS, checked at boot)", () => {
       expect([vars, message]).toEqual([vars, expect.stringMatching(expected)]);
       expect(message).not.toContain("hunter2");
     }
+  });
+
+  it("names the datasets the operator's list holds that this tool-exec does not serve", () => {
+    const datasets = parseDatasets({}, "postgres://steward@db/steward");
+    expect(unservedDatasets(parseDatasetTenants('{"demo":["acme"]}'), datasets)).toEqual([]);
+    expect(unservedDatasets(parseDatasetTenants('{"demo":["acme"],"ledgr":"*"}'), datasets)).toEqual(["ledgr"]);
   });
 });

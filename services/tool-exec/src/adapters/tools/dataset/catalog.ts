@@ -1,10 +1,13 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ConfigError } from "@steward/platform";
-import { DATASET_NAME } from "@steward/store";
+import { DATASET_NAME, type DatasetTenants } from "@steward/store";
 import { defaultDatasetUrl } from "./default-url";
 
-/** One dataset tool-exec can read: where it lives. Which tenant may use it is the tenant's grant (tenant_datasets). */
+/**
+ * One dataset tool-exec can read: where it lives. Which tenants may have it is the operator's list
+ * (DATASET_TENANTS); which of their members may use it, each tenant's grant (tenant_datasets).
+ */
 export interface DatasetConfig {
   readonly name: string;
   /** A login role that may read only this dataset, on a database that holds no application table. */
@@ -99,4 +102,13 @@ export function parseDatasets(vars: DatasetVariables, databaseUrl: string): Data
     seen.set(connection, name);
     return { name, url, schema: entry.schema, ...(entry.description ? { description: entry.description } : {}) };
   });
+}
+
+/**
+ * The datasets the operator's list names that this tool-exec does not serve (a typo, or a dataset served
+ * elsewhere): a tenant may hold a grant of one, and a focus on it is refused as not configured here.
+ */
+export function unservedDatasets(listed: DatasetTenants, datasets: readonly DatasetConfig[]): string[] {
+  const served = new Set(datasets.map((d) => d.name));
+  return listed.datasets.filter((name) => !served.has(name));
 }

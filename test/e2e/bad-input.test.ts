@@ -56,6 +56,20 @@ describe("bad input at the gateway: bodies and tokens get a 4xx with a code, nev
     expect(valid.status).toBe(201);
   });
 
+  it("answers 400/10001 to a body nested more than 32 levels deep, on every route, and creates nothing", async () => {
+    const before = await runCount();
+    const deep = `${"[".repeat(50_000)}${"]".repeat(50_000)}`;
+    for (const [path, rawBody] of [
+      ["/v1/agents/runs", `{"input":"hi","extra":${deep}}`],
+      ["/v1/agents/runs", deep],
+      ["/v1/threads", `{"title":${deep}}`],
+    ] as const) {
+      const res = await platform.http("POST", path, { token: alice, rawBody });
+      expect([path, res.status, res.body.code]).toEqual([path, 400, 10001]);
+    }
+    expect(await runCount()).toBe(before);
+  });
+
   it("answers 413/10413 to a body over the limit and 415/10415 to a wrong content type", async () => {
     const big = await platform.http("POST", "/v1/agents/runs", { token: alice, body: { input: "x".repeat(300 * 1024) } });
     expect([big.status, big.body.code]).toEqual([413, 10413]);

@@ -64,7 +64,7 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
   const invoke = async (client: Client, capability: string, args: Record<string, unknown>, more: Record<string, unknown> = {}) =>
     (await client.callTool({ name: "invoke_capability", arguments: { capability_id: capability, arguments: args, ...more } })) as CallToolResult;
 
-  /** One raw request on /mcp (to compare answers byte for byte). */
+  /** One raw request on /mcp (to compare answers byte for byte); a string body is sent as it is. */
   async function rawMcp(token: string, sessionId: string, body: unknown) {
     const res = await fetch(mcpUrl(), {
       method: "POST",
@@ -75,7 +75,7 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
         "mcp-session-id": sessionId,
         "mcp-protocol-version": "2025-06-18",
       },
-      body: JSON.stringify(body),
+      body: typeof body === "string" ? body : JSON.stringify(body),
     });
     return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
   }
@@ -277,6 +277,21 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
       ["agent.mcp.session", true, null, sessionId, "execute"],
       ["agent.run.create", false, "60500", sessionId, "execute"],
     ]);
+  });
+
+  it("arguments nested deeper than 32 levels are refused 400/10001 before any tool, logging no error; the session goes on", async () => {
+    const { client, sessionId } = await connect(member, "observe");
+    const errorsBefore = platform.services.gateway.lines.filter((l) => /"level":(50|60)/.test(l)).length;
+    const call = (query: string) =>
+      `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"invoke_capability","arguments":{"capability_id":"tool:knowledge_search","arguments":{"query":${query}}}}}`;
+    const deep = await rawMcp(member, sessionId, call(`${"[".repeat(20_000)}${"]".repeat(20_000)}`));
+    expect([deep.status, deep.type, JSON.parse(deep.text).code]).toEqual([400, "application/problem+json; charset=utf-8", 10001]);
+    expect(JSON.parse(deep.text).detail).toMatch(/more than 32 levels deep/);
+    // Within the bound, the call reaches its capability (which refuses a query that is not a string).
+    const shallow = await rawMcp(member, sessionId, call(`${"[".repeat(20)}${"]".repeat(20)}`));
+    expect(shallow.status).toBe(200);
+    expect(platform.services.gateway.lines.filter((l) => /"level":(50|60)/.test(l)).length).toBe(errorsBefore);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
 
   it("a session ended by its client (DELETE) is gone", async () => {

@@ -279,6 +279,21 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     ]);
   });
 
+  it("a JSON-RPC batch is refused whole (400, -32600) and runs nothing: one request is one call, as the rate limits count", async () => {
+    const { client, sessionId } = await connect(member, "observe");
+    const decided = (await decisionsOf(sessionId)).length;
+    const search = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "knowledge_search", arguments: { query: "refund" } } });
+    const batch = await rawMcp(member, sessionId, Array.from({ length: 100 }, (_, i) => search(i + 1)));
+    expect([batch.status, JSON.parse(batch.text).error.code]).toEqual([400, -32600]);
+    // A batch of one, too: the shape is refused, not the count.
+    expect((await rawMcp(member, sessionId, [search(1)])).status).toBe(400);
+    expect((await decisionsOf(sessionId)).length).toBe(decided);
+    // One message per request is served as before.
+    expect((await rawMcp(member, sessionId, search(101))).status).toBe(200);
+    expect((await decisionsOf(sessionId)).length).toBeGreaterThan(decided);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
   it("arguments nested deeper than 32 levels are refused 400/10001 before any tool, logging no error; the session goes on", async () => {
     const { client, sessionId } = await connect(member, "observe");
     const errorsBefore = platform.services.gateway.lines.filter((l) => /"level":(50|60)/.test(l)).length;

@@ -45,7 +45,9 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
  * carries the same bearer token as the REST API (401 problem otherwise); the initialize request opens a session
  * in the mode its `Steward-Mcp-Mode` header names, if the PDP permits `agent.mcp.session` on that mode. A session
  * belongs to the token's tenant and user: anybody else's request on it is answered exactly as an unknown session.
- * The gateway's rate limits and body limit apply as to every route (they run before this handler).
+ * The gateway's rate limits and body limit apply as to every route (they run before this handler); a JSON-RPC
+ * batch is refused, so that one request is one message and the limits count calls, not requests (MCP dropped
+ * batches in its 2025-06-18 revision).
  */
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
   const mcp = deps.mcp;
@@ -104,6 +106,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
   async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     // Before anything else: a request without a valid token learns nothing, not even whether a session exists.
     const principal = await deps.authenticate(request.headers.authorization);
+    if (Array.isArray(request.body)) return jsonRpcError(reply, 400, -32600, "Invalid Request: send one JSON-RPC message per request; batches are not accepted");
     const sessionId = request.headers[SESSION_HEADER];
     if (sessionId === undefined) {
       if (request.method === "POST" && isInitializeRequest(request.body)) return open(request, reply, principal);

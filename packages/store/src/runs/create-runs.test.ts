@@ -4,7 +4,7 @@ import { createRuns, type NewRunInput } from "./create-runs";
 import { grantRole } from "../memberships/grant-role";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { LOCK_RUNS_IN_ORDER } from "../outbox/bus-settled";
-import { useFreshDatabase } from "../../../../test/support/databases";
+import { useFreshDatabase, withoutAutovacuum } from "../../../../test/support/databases";
 import { waitFor } from "../../../../test/support/wait-for";
 
 const NAMESPACE = "cruns";
@@ -85,6 +85,7 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
   });
 
   it("costs one commit for the lot", async () => {
+    await withoutAutovacuum(db.pool);
     const client = await db.pool.connect();
     try {
       const commits = async () => {

@@ -4,7 +4,7 @@ import type { PolicyDecisionApi } from "@steward/proto";
 import { NEW_RUN_HEADER, grantRole, revokeRole } from "@steward/store";
 import { createRunHandler, type CreateRunCommand } from "./create-run";
 import { createGatewayDecisions, type PendingPermit } from "./gateway-decisions";
-import { freshDatabase } from "../../../../test/support/databases";
+import { freshDatabase, withoutAutovacuum } from "../../../../test/support/databases";
 
 /**
  * One commit per created run (issue 13, point 3), with or without an Idempotency-Key, counted by PostgreSQL
@@ -20,6 +20,7 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     db = await freshDatabase("steward_gateway_create");
     // One connection: the backend whose counters are flushed below is the one that did the work.
     pool = createPool(db.url, { max: 1 });
+    await withoutAutovacuum(pool);
     const counted = {
       query: (query: string | { text: string }, values?: unknown[]) => {
         statements.push(typeof query === "string" ? query : query.text);

@@ -122,6 +122,8 @@ async function prepare() {
       STEWARD_ENV: stewardEnv,
       STEWARD_HOME: stewardHome,
       STEWARD_JWT_SECRET: secret,
+      // The tenant whose administrators see the whole platform's status (`npm run status` mints its token).
+      STEWARD_OPERATOR_TENANT: process.env.STEWARD_OPERATOR_TENANT || "operator",
       // The operator's list of which tenants may have each dataset: the demo dataset for the demo tenant.
       DATASET_TENANTS: process.env.DATASET_TENANTS || JSON.stringify({ [demo.dataset]: [demo.tenant] }),
     },

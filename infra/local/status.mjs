@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run status`: the platform as GET /v1/admin/status sees it, for a person at a terminal.
-// Uses STEWARD_TOKEN when set (an admin's token); otherwise, in development, mints an admin token with the
-// local development secret. Exit 0 when the platform is whole, 1 when degraded, 2 when the gateway is unreachable.
+// Uses STEWARD_TOKEN when set (an admin's token); otherwise, in development, mints an admin token of the
+// operators' tenant (STEWARD_OPERATOR_TENANT, `operator` as npm start sets it; --tenant for another tenant's own
+// view) with the local development secret. Exit 0 when the platform is whole, 1 when degraded, 2 when the gateway is unreachable.
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -20,15 +21,22 @@ async function token() {
   if (!existsSync(built)) throw new Error("set STEWARD_TOKEN (an admin's token), or build the gateway for a development token");
   const { developmentSecret, mintDevelopmentToken } = require(built);
   const secret = process.env.STEWARD_JWT_SECRET || developmentSecret(join(stewardHome, "dev-jwt-secret"));
-  return mintDevelopmentToken(secret, { tenant: values.tenant || "demo", user: "operator", roles: ["admin"], expiresIn: "5m" });
+  const tenant = values.tenant || process.env.STEWARD_OPERATOR_TENANT || "operator";
+  return mintDevelopmentToken(secret, { tenant, user: "operator", roles: ["admin"], expiresIn: "5m" });
 }
 
 const age = (s) => (s === null || s === undefined ? "-" : s < 120 ? `${s} s` : `${Math.round(s / 60)} min`);
 const mark = (ok) => (ok ? "up  " : "DOWN");
 
 function render(s) {
-  const lines = [`Steward at ${url}: ${s.status === "ok" ? "ok" : "DEGRADED"} (${s.checked_at})`];
+  const tenant = s.scope === "tenant" ? `, tenant ${s.tenant_id}` : "";
+  const lines = [`Steward at ${url}${tenant}: ${s.status === "ok" ? "ok" : "DEGRADED"} (${s.checked_at})`];
   for (const p of s.problems) lines.push(`  ! ${p}`);
+  if (s.scope === "tenant") {
+    if (s.queue) lines.push(`runs: ${s.queue.queued} queued (oldest ${age(s.queue.oldest_queued_age_seconds)}), ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+    lines.push("(the whole platform is shown to the operators' tenant, STEWARD_OPERATOR_TENANT)");
+    return `${lines.join("\n")}\n`;
+  }
   lines.push("", "dependencies (as the gateway sees them)");
   for (const [name, c] of Object.entries(s.dependencies)) {
     lines.push(`  ${mark(c?.ok)} ${name}${c && !c.ok ? `  ${c.reason}` : ""}`);

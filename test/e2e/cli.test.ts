@@ -105,7 +105,8 @@ describe("the steward CLI against a running platform", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "steward-cli-e2e-"));
     model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake" });
+    // acme's administrators are the platform's operators here: `steward status` shows the whole platform.
+    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", STEWARD_OPERATOR_TENANT: "acme" });
     member = await platform.token({ tenant: "acme", user: "mo" });
     admin = await platform.token({ tenant: "acme", user: "ada", roles: ["admin", "member"] });
   });

@@ -82,7 +82,7 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
     const natsUser = (user: NatsUser) => ({ NATS_USER: user, NATS_PASSWORD: nats.passwords[user] });
     platform = await startTestPlatform(
       // No test hooks: the services run as they would outside the suites.
-      { STEWARD_TEST_HOOKS: "0", LLM_BASE_URL: model.baseUrl, LLM_API_KEY, LLM_MODEL: "fake" },
+      { STEWARD_TEST_HOOKS: "0", LLM_BASE_URL: model.baseUrl, LLM_API_KEY, LLM_MODEL: "fake", STEWARD_OPERATOR_TENANT: "opsco" },
       {
         namespace,
         roles: true,

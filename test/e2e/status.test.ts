@@ -21,7 +21,7 @@ describe("readiness and the operator's status route", () => {
   let admin: string;
 
   beforeAll(async () => {
-    platform = await startTestPlatform();
+    platform = await startTestPlatform({ STEWARD_OPERATOR_TENANT: "opsco" });
     admin = await platform.token({ tenant: "opsco", user: "root", roles: ["admin"] });
   });
   afterAll(async () => {
@@ -71,6 +71,23 @@ describe("readiness and the operator's status route", () => {
     expect([bad.status, bad.body.code]).toEqual([400, 10001]);
   });
 
+  it("shows another tenant's administrator its own tenant only: no instance, no runner, nothing of the platform's insides", async () => {
+    const acmeAdmin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });
+    const own = await platform.http("GET", "/v1/admin/status", { token: acmeAdmin });
+    expect(own.status).toBe(200);
+    expect(Object.keys(own.body).sort()).toEqual(["checked_at", "problems", "queue", "scope", "status", "tenant_id"]);
+    expect(own.body).toMatchObject({ scope: "tenant", tenant_id: "acme", status: "ok", problems: [], queue: { queued: 0, running: 0, awaiting: 0 } });
+    expect((await status()).body.scope).toBe("platform");
+    // Without an operators' tenant configured, nobody sees the whole platform: opsco's administrator sees opsco.
+    const unset = await startTestPlatform();
+    try {
+      const ops = await unset.http("GET", "/v1/admin/status", { token: await unset.token({ tenant: "opsco", user: "root", roles: ["admin"] }) });
+      expect([ops.status, ops.body.scope, ops.body.tenant_id]).toEqual([200, "tenant", "opsco"]);
+    } finally {
+      await unset.teardown();
+    }
+  });
+
   it("says 'no runner' while none is attached; the run queued meanwhile starts once one attaches", async () => {
     await platform.services.runner.stop();
     const degraded = await waitFor(async () => {
@@ -90,6 +107,14 @@ describe("readiness and the operator's status route", () => {
       return r.body.queue?.queued === 1 && r.body.runners.consumer?.pending === 1 ? r.body : undefined;
     }, { what: "the queued run to show" });
     expect(queued.queue.oldest_queued_age_seconds).toEqual(expect.any(Number));
+    // A tenant's administrator counts its own tenant's runs only: globex's queued run, never opsco's or globex's to acme.
+    const globex = await platform.token({ tenant: "globex", user: "gil" });
+    expect((await platform.http("POST", "/v1/agents/runs", { token: globex, body: { input: "How long do I have to ask for a refund?" } })).status).toBe(201);
+    const ownQueue = async (tenant: string) =>
+      (await platform.http("GET", "/v1/admin/status", { token: await platform.token({ tenant, user: "root", roles: ["admin"] }) })).body;
+    expect((await ownQueue("globex")).queue).toMatchObject({ queued: 1, running: 0 });
+    expect((await ownQueue("acme")).queue).toMatchObject({ queued: 0, running: 0, oldest_queued_age_seconds: null });
+    expect((await status()).body.queue.queued).toBe(2);
 
     await platform.startRunner();
     const run = await waitFor(async () => {

@@ -67,7 +67,9 @@ export interface KnowledgeDocument {
 }
 
 /** GET /v1/admin/status: the fields the schema fixes; the inner objects are shown as they come. */
+/** The whole platform: what the operators' tenant sees. */
 export interface PlatformStatus {
+  readonly scope: "platform";
   readonly status: "ok" | "degraded";
   readonly checked_at: string;
   readonly problems: readonly string[];
@@ -77,6 +79,16 @@ export interface PlatformStatus {
   readonly queue: Readonly<Record<string, unknown>> | null;
   readonly outbox: Readonly<Record<string, unknown>> | null;
   readonly dead_letters: Readonly<Record<string, unknown>> | null;
+}
+
+/** The caller's own tenant: what any other tenant's administrator sees. */
+export interface TenantStatus {
+  readonly scope: "tenant";
+  readonly tenant_id: string;
+  readonly status: "ok" | "degraded";
+  readonly checked_at: string;
+  readonly problems: readonly string[];
+  readonly queue: Readonly<Record<string, unknown>> | null;
 }
 
 const v = (version: number) => encodeURIComponent(String(version));
@@ -105,7 +117,7 @@ export const knowledge = {
   remove: (id: string) => api<null>("DELETE", `/v1/knowledge/documents/${encodeURIComponent(id)}`),
 };
 
-export const platformStatus = () => api<PlatformStatus>("GET", "/v1/admin/status");
+export const platformStatus = () => api<PlatformStatus | TenantStatus>("GET", "/v1/admin/status");
 
 /** A recorded MCP session (GET /v1/audit/mcp-sessions). */
 export interface McpSession {

@@ -24,14 +24,14 @@ import {
 } from "@steward/platform";
 import { createPdp, listenForActivations } from "@steward/pdp";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
-import { createDirectPublisher, createOutboxRelay, datasetsFor, type DirectPublisher, listMcpSessions, readBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
+import { createDirectPublisher, createOutboxRelay, datasetsFor, type DirectPublisher, listMcpSessions, readBacklog, readTenantBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
 import { createGatewayDecisions } from "./app/gateway-decisions";
 import { createRunHandler } from "./app/create-run";
 import { createRunControls } from "./app/control-run";
-import { createPlatformStatus } from "./app/platform-status";
+import { createPlatformStatus, createStatusReader, createTenantStatus } from "./app/platform-status";
 import { developmentSecret, existingDevelopmentSecret } from "./dev-secret";
 import { devSecretPath, readGatewayConfig } from "./config";
 import { createDeferredRunFeed } from "./adapters/nats/run-feed";
@@ -148,10 +148,14 @@ async function main(): Promise<void> {
       },
     },
     readiness,
-    platformStatus: createPlatformStatus({
-      gateway: () => readiness.report(),
-      backlog: () => readBacklog(pool),
-      bus: createBusProbe(() => nc, names, { inboxPrefix: natsAs.inboxPrefix }),
+    status: createStatusReader({
+      operatorTenant: config.STEWARD_OPERATOR_TENANT,
+      platform: createPlatformStatus({
+        gateway: () => readiness.report(),
+        backlog: () => readBacklog(pool),
+        bus: createBusProbe(() => nc, names, { inboxPrefix: natsAs.inboxPrefix }),
+      }),
+      tenant: createTenantStatus({ gateway: () => readiness.report(), backlog: (tenantId) => readTenantBacklog(pool, tenantId) }),
     }),
   });
   const metrics = createMetrics("gateway");

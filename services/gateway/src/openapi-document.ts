@@ -21,7 +21,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
     controls: {},
     feed: {},
     policyAdmin: {},
-    platformStatus: unused,
+    status: unused,
   } as unknown as AppDeps;
   const app = buildApp(deps);
   try {

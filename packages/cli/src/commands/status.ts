@@ -7,6 +7,7 @@ interface Check {
   reason?: string;
 }
 export interface PlatformStatus {
+  scope: "platform";
   status: string;
   checked_at: string;
   problems: string[];
@@ -17,13 +18,28 @@ export interface PlatformStatus {
   outbox: { backlog: number } | null;
   dead_letters: { count: number; last_at: string | null } | null;
 }
+/** What a tenant's administrator sees (the platform-wide document is the operators' tenant's). */
+export interface TenantStatus {
+  scope: "tenant";
+  tenant_id: string;
+  status: string;
+  checked_at: string;
+  problems: string[];
+  queue: { queued: number; running: number; awaiting: number } | null;
+}
 
 /** The status document as a person reads it. */
-export function renderStatus(ctx: Context, s: PlatformStatus): string {
+export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): string {
   const st = ctx.style;
   const ok = s.status === "ok";
-  const out = [`${st.bold("Steward")} at ${printableUrl(ctx.settings.url)}: ${ok ? st.green("ok") : st.red("degraded")}  ${st.dim(s.checked_at)}`];
+  const what = s.scope === "tenant" ? `tenant ${s.tenant_id}` : "";
+  const out = [`${st.bold("Steward")} at ${printableUrl(ctx.settings.url)}${what ? `, ${what}` : ""}: ${ok ? st.green("ok") : st.red("degraded")}  ${st.dim(s.checked_at)}`];
   for (const p of s.problems) out.push(st.yellow(`  ! ${p}`));
+  if (s.scope === "tenant") {
+    if (s.queue) out.push(`runs      ${s.queue.queued} queued, ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+    out.push(st.dim("instances, runners, the outbox and dead letters are shown to the operators' tenant"));
+    return out.join("\n");
+  }
   out.push("dependencies");
   for (const [name, c] of Object.entries(s.dependencies)) out.push(`  ${c?.ok ? st.green("up  ") : st.red("down")}  ${name}${c && !c.ok && c.reason ? `  ${c.reason}` : ""}`);
   out.push("services");
@@ -43,7 +59,7 @@ export function renderStatus(ctx: Context, s: PlatformStatus): string {
 
 /** `steward status` (an administrator's token): exit 0 when whole, 1 when degraded. */
 export async function statusCommand(ctx: Context): Promise<number> {
-  const status = await ctx.api.request<PlatformStatus>("GET", "/v1/admin/status");
+  const status = await ctx.api.request<PlatformStatus | TenantStatus>("GET", "/v1/admin/status");
   print(ctx, status, (s) => renderStatus(ctx, s));
   return status.status === "ok" ? ExitCode.ok : ExitCode.negative;
 }

@@ -1,4 +1,4 @@
-import { platformStatus, type PlatformStatus } from "../admin-api";
+import { platformStatus, type PlatformStatus, type TenantStatus } from "../admin-api";
 import { failure, showNotAllowed, when } from "../admin-page";
 import { announce, h, replace } from "../dom";
 import { str } from "../format";
@@ -22,11 +22,39 @@ function section(id: string, title: string, ...body: (Node | null)[]): HTMLEleme
 export function renderStatus(main: HTMLElement): () => void {
   let left = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let last: PlatformStatus["status"] | undefined;
+  let last: (PlatformStatus | TenantStatus)["status"] | undefined;
   const content = h("div", { id: "status-content" });
   const error = h("p", { class: "error", role: "alert" });
 
-  function draw(s: PlatformStatus): void {
+  const overall = (s: PlatformStatus | TenantStatus, what: string) =>
+    h(
+      "p",
+      { id: "status-overall" },
+      `${what} is `,
+      h("strong", { class: s.status === "ok" ? "ok" : "bad", "data-status": s.status }, s.status),
+      h("span", { class: "muted" }, " — checked ", when(s.checked_at), `, read again every ${POLL_MS / 1000} s`),
+    );
+  const problemsOf = (s: PlatformStatus | TenantStatus) =>
+    section("problems-title", "Problems", s.problems.length ? h("ul", { id: "status-problems" }, ...s.problems.map((p) => h("li", {}, p))) : h("p", { class: "ok", id: "status-problems" }, "None"));
+
+  /** A tenant's administrator: the tenant's own queue; the platform's insides are for its operators. */
+  function drawTenant(s: TenantStatus): void {
+    replace(
+      content,
+      overall(s, `Tenant ${s.tenant_id}`),
+      problemsOf(s),
+      section("queue-title", "Your tenant's runs", facts("status-queue", s.queue)),
+      h("p", { class: "muted", id: "status-scope" }, "Instances, runners, the outbox and dead letters are shown to the platform's operators."),
+    );
+  }
+
+  function draw(s: PlatformStatus | TenantStatus): void {
+    if (s.scope === "tenant") {
+      drawTenant(s);
+      if (last !== undefined && last !== s.status) announce(`tenant ${s.status}`);
+      last = s.status;
+      return;
+    }
     const dependency = (name: string, check: unknown) => {
       const c = (check ?? null) as { ok?: boolean; detail?: string; reason?: string } | null;
       return h(
@@ -52,14 +80,8 @@ export function renderStatus(main: HTMLElement): () => void {
     };
     replace(
       content,
-      h(
-        "p",
-        { id: "status-overall" },
-        "The platform is ",
-        h("strong", { class: s.status === "ok" ? "ok" : "bad", "data-status": s.status }, s.status),
-        h("span", { class: "muted" }, " — checked ", when(s.checked_at), `, read again every ${POLL_MS / 1000} s`),
-      ),
-      section("problems-title", "Problems", s.problems.length ? h("ul", { id: "status-problems" }, ...s.problems.map((p) => h("li", {}, p))) : h("p", { class: "ok", id: "status-problems" }, "None")),
+      overall(s, "The platform"),
+      problemsOf(s),
       section(
         "deps-title",
         "Dependencies",

@@ -1,5 +1,5 @@
 import type { InstanceStatus, ReadinessReport } from "@steward/platform";
-import type { Backlog } from "@steward/store";
+import type { Backlog, TenantBacklog } from "@steward/store";
 
 /** What the bus side of the status reports (null parts: the bus could not say). */
 export interface BusView {
@@ -51,6 +51,7 @@ export function createPlatformStatus(ports: StatusPorts) {
     }
     const check = (name: string) => gateway.checks[name] ?? null;
     return {
+      scope: "platform" as const,
       status: problems.length === 0 ? "ok" : "degraded",
       checked_at: new Date().toISOString(),
       problems,
@@ -78,3 +79,46 @@ export function createPlatformStatus(ports: StatusPorts) {
 }
 
 export type PlatformStatus = ReturnType<typeof createPlatformStatus>;
+
+export interface TenantStatusPorts {
+  /** The gateway's own readiness: PostgreSQL, NATS, the PDP. */
+  readonly gateway: () => Promise<ReadinessReport>;
+  readonly backlog: (tenantId: string) => Promise<TenantBacklog>;
+}
+
+/**
+ * What a tenant's administrator sees: whether the platform serves, and the tenant's own open runs. Nothing of
+ * another tenant (no counts), and nothing of the platform's insides (no instance ids, no dependency's reasons).
+ */
+export function createTenantStatus(ports: TenantStatusPorts) {
+  return async function status(tenantId: string) {
+    const [gateway, backlog] = await Promise.all([ports.gateway(), ports.backlog(tenantId).catch(() => null)]);
+    const problems: string[] = [];
+    if (!gateway.ready) problems.push("the platform is degraded: some of its dependencies do not answer; its operators can see which");
+    if (!backlog) problems.push("the tenant's runs could not be counted");
+    else if ((backlog.oldestQueuedAgeSeconds ?? 0) > QUEUED_TOO_LONG_S) problems.push(`the tenant's oldest queued run has waited ${backlog.oldestQueuedAgeSeconds} s`);
+    return {
+      scope: "tenant" as const,
+      tenant_id: tenantId,
+      status: problems.length === 0 ? "ok" : "degraded",
+      checked_at: new Date().toISOString(),
+      problems,
+      queue: backlog
+        ? { queued: backlog.queued, running: backlog.running, awaiting: backlog.awaiting, oldest_queued_age_seconds: backlog.oldestQueuedAgeSeconds }
+        : null,
+    };
+  };
+}
+
+export type TenantStatus = ReturnType<typeof createTenantStatus>;
+
+/**
+ * The status a caller permitted `platform.status.read` sees: the whole platform for the operators' tenant
+ * (STEWARD_OPERATOR_TENANT), its own tenant's view for any other tenant's administrator.
+ */
+export function createStatusReader(deps: { operatorTenant: string | undefined; platform: PlatformStatus; tenant: TenantStatus }) {
+  return (principal: { readonly tenantId: string }) =>
+    deps.operatorTenant !== undefined && principal.tenantId === deps.operatorTenant ? deps.platform() : deps.tenant(principal.tenantId);
+}
+
+export type StatusReader = ReturnType<typeof createStatusReader>;

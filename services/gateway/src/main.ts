@@ -145,6 +145,7 @@ async function main(): Promise<void> {
         perUser: config.GATEWAY_MCP_SESSIONS_PER_USER,
         idleMs: config.GATEWAY_MCP_IDLE_SECONDS * 1000,
         max: config.GATEWAY_MCP_SESSIONS_MAX,
+        perTenant: config.GATEWAY_MCP_SESSIONS_PER_TENANT,
       },
     },
     readiness,

@@ -5,8 +5,8 @@ describe("the open MCP sessions", () => {
   let clock = 0;
   const closed: string[] = [];
   const handle = (id: string) => ({ close: async () => void closed.push(id) });
-  const make = (perUser = 2, max = 3, journal?: McpSessionJournal, logger: Logger = createLogger("test", "silent")) =>
-    createMcpSessions({ perUser, idleMs: 60_000, max }, logger, () => clock, journal);
+  const make = (perUser = 2, max = 3, journal?: McpSessionJournal, logger: Logger = createLogger("test", "silent"), perTenant = 100) =>
+    createMcpSessions({ perUser, idleMs: 60_000, max, perTenant }, logger, () => clock, journal);
   const alice = { tenantId: "acme", userId: "alice" };
   const add = (s: ReturnType<typeof make>, id: string, who = alice) => s.add({ id, ...who, mode: "observe", handle: handle(id) });
 
@@ -59,6 +59,30 @@ describe("the open MCP sessions", () => {
     await s.closeAll();
     expect(s.size()).toBe(0);
     expect(closed.sort()).toEqual(["b1", "s1", "s2", "s3"]);
+  });
+
+  it("give each tenant its share: a tenant at its bound is refused, another tenant still opens; openings in flight count", async () => {
+    const s = make(10, 100, undefined, undefined, 2);
+    await add(s, "a1");
+    await add(s, "a2", { tenantId: "acme", userId: "bob" });
+    expect([s.tenantHasRoom("acme"), s.tenantHasRoom("globex"), s.hasRoom()]).toEqual([false, true, true]);
+    await add(s, "g1", { tenantId: "globex", userId: "gil" });
+    expect(s.tenantHasRoom("globex")).toBe(true);
+    // An opening still being recorded counts against its tenant.
+    let release!: () => void;
+    const slow = createMcpSessions({ perUser: 10, idleMs: 60_000, max: 100, perTenant: 1 }, createLogger("test", "silent"), () => clock, {
+      opened: () => new Promise<void>((resolve) => (release = resolve)),
+      closed: async () => undefined,
+    });
+    const pending = add(slow, "p1");
+    expect(slow.tenantHasRoom("acme")).toBe(false);
+    release();
+    await pending;
+    expect(slow.tenantHasRoom("acme")).toBe(false);
+    slow.close("p1", "the client ended it");
+    expect(slow.tenantHasRoom("acme")).toBe(true);
+    await slow.closeAll();
+    await s.closeAll();
   });
 
   it("record each session opened before holding it, and each close once with the registry's reason", async () => {

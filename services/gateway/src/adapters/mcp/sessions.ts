@@ -36,6 +36,8 @@ export interface McpSessionLimits {
   readonly idleMs: number;
   /** Open sessions of this gateway; beyond it a new one is refused. */
   readonly max: number;
+  /** Open sessions of one tenant on this gateway (its share of `max`); beyond it the tenant's new one is refused. */
+  readonly perTenant: number;
 }
 
 /** Why the registry closes a session: the journal's close reasons. */
@@ -49,8 +51,9 @@ export const CLOSE_REASONS = {
 } as const;
 
 /**
- * The open MCP sessions of this gateway, bounded: per user (the least recently used one gives way), in all, and
- * in time (idle ones are closed by a sweep). A session is found only by its id together with its owner's tenant
+ * The open MCP sessions of this gateway, bounded: per user (the least recently used one gives way), per tenant
+ * (its share: one tenant cannot fill the gateway for the others), in all, and in time (idle ones are closed by a
+ * sweep). A session is found only by its id together with its owner's tenant
  * and user: for anybody else it does not exist. Each session opened and closed is written to the journal: the
  * opening before the session exists (no record, no session), the closing after (a failure is logged, not thrown).
  */
@@ -61,8 +64,14 @@ export function createMcpSessions<T extends ClosableSession>(
   journal: McpSessionJournal = NO_JOURNAL,
 ) {
   const sessions = new Map<string, McpSession<T>>();
-  /** Sessions whose opening is being written: they count against the gateway's bound. */
+  /** Sessions whose opening is being written: they count against the gateway's bound and their tenant's. */
   let opening = 0;
+  const openingOf = new Map<string, number>();
+  const heldBy = (tenantId: string) => {
+    let n = openingOf.get(tenantId) ?? 0;
+    for (const s of sessions.values()) if (s.tenantId === tenantId) n += 1;
+    return n;
+  };
   /** Closing records not yet written: closeAll waits for them (the store is closed after the gateway). */
   const writes = new Set<Promise<void>>();
 
@@ -92,6 +101,8 @@ export function createMcpSessions<T extends ClosableSession>(
   return {
     /** Whether one more session may be opened (the gateway-wide bound, openings being written included). */
     hasRoom: () => sessions.size + opening < limits.max,
+    /** Whether the tenant may open one more session (its share of the gateway, its openings being written included). */
+    tenantHasRoom: (tenantId: string) => heldBy(tenantId) < limits.perTenant,
     /**
      * Records a session opened in the journal, then holds it; the owner's least recently used ones are closed
      * beyond the per-user bound. Rejects (holding nothing) when the journal could not record it.
@@ -99,10 +110,14 @@ export function createMcpSessions<T extends ClosableSession>(
     async add(session: Omit<McpSession<T>, "lastUsedAt">): Promise<void> {
       const { id, tenantId, userId, mode } = session;
       opening += 1;
+      openingOf.set(tenantId, (openingOf.get(tenantId) ?? 0) + 1);
       try {
         await journal.opened({ id, tenantId, userId, mode });
       } finally {
         opening -= 1;
+        const left = (openingOf.get(tenantId) ?? 1) - 1;
+        if (left > 0) openingOf.set(tenantId, left);
+        else openingOf.delete(tenantId);
       }
       const own = [...sessions.values()].filter((s) => s.tenantId === tenantId && s.userId === userId);
       own.sort((a, b) => a.lastUsedAt - b.lastUsedAt);

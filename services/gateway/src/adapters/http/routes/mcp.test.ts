@@ -71,7 +71,7 @@ interface Decided {
 }
 
 /** The gateway with fakes behind /mcp; tokens name users of tenants: "acme.alice", "acme.admin" (admin), "globex.eve". */
-function appWithFakes(decided: Decided[], created: Created[], controlled: unknown[][]): FastifyInstance {
+function appWithFakes(decided: Decided[], created: Created[], controlled: unknown[][], limits: Record<string, number> = { perUser: 2 }): FastifyInstance {
   const runs: RunReads = {
     list: async () => ({ items: [], total: 0 }),
     get: async (caller, id) => {
@@ -129,7 +129,7 @@ function appWithFakes(decided: Decided[], created: Created[], controlled: unknow
         capabilityOf({ name: "save_note", description: "Saves a note.", inputSchemaJson: "{}", safety: "write", policyPoint: "knowledge.document.write", requireConfirmation: true }),
         capabilityOf({ name: "run_query", description: "Runs a query.", inputSchemaJson: "{}", safety: "read", policyPoint: "dataset.read", requireConfirmation: false }),
       ],
-      limits: { perUser: 2 },
+      limits,
     },
   } as unknown as AppDeps;
   return buildApp(deps);
@@ -332,5 +332,38 @@ describe("the /mcp endpoint", () => {
     expect(JSON.parse(refused.body)).toMatchObject({ status: 503, code: 10503 });
     // The PDP permitted the mode; the session never existed all the same.
     expect(decided.filter((d) => d.user === "unrecorded").map((d) => d.point)).toEqual(["agent.mcp.session", "agent.mcp.session"]);
+  });
+});
+
+describe("the /mcp endpoint's per-tenant share of the gateway's sessions", () => {
+  const app = appWithFakes([], [], [], { perUser: 2, perTenant: 2, max: 100 });
+  let base = "";
+  beforeAll(async () => {
+    base = await app.listen({ port: 0, host: "127.0.0.1" });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const initialize = async (token: string) => {
+    const res = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "steward-mcp-mode": "observe",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+    });
+    return { status: res.status, body: await res.text() };
+  };
+
+  it("refuses a tenant's session beyond its share with 429 while another tenant still opens one", async () => {
+    expect((await initialize("acme.alice")).status).toBe(200);
+    expect((await initialize("acme.bob")).status).toBe(200);
+    const refused = await initialize("acme.carol");
+    expect([refused.status, JSON.parse(refused.body).code]).toEqual([429, 10429]);
+    expect((await initialize("globex.eve")).status).toBe(200);
   });
 });

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { BadRequestError, ForbiddenError, UnavailableError, type Logger } from "@steward/platform";
+import { BadRequestError, ForbiddenError, RateLimitedError, UnavailableError, type Logger } from "@steward/platform";
 import type { Authenticate } from "../auth";
 import type { DecideForSession } from "../../../app/decide-for-session";
 import { PDP_UNAVAILABLE } from "../../../app/decide-for-session";
@@ -25,7 +25,7 @@ export interface McpRoutesDeps {
 }
 
 /** Defaults of the session bounds (GATEWAY_MCP_* in config.ts). */
-export const MCP_SESSION_DEFAULTS: McpSessionLimits = { perUser: 8, idleMs: 1_800_000, max: 10_000 };
+export const MCP_SESSION_DEFAULTS: McpSessionLimits = { perUser: 8, idleMs: 1_800_000, max: 10_000, perTenant: 1_000 };
 
 const SESSION_HEADER = "mcp-session-id";
 
@@ -65,6 +65,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
     const decision = await decide(principal, "agent.mcp.session", { type: "resource", id: mode }, session, { traceparent: traceparentOf(request) });
     if (decision.code === PDP_UNAVAILABLE) throw new UnavailableError("the policy decision point is unavailable; try again");
     if (!decision.permit) throw new ForbiddenError(`the policy does not let you open an MCP session in ${mode} mode`);
+    if (!sessions.tenantHasRoom(principal.tenantId)) {
+      throw new RateLimitedError("your tenant holds as many MCP sessions on this gateway as it may; close one first", { retryAfterSeconds: 60 });
+    }
     if (!sessions.hasRoom()) throw new UnavailableError("this gateway holds as many MCP sessions as it may; try again later");
     const server = createSessionServer(principal, session, { ...mcp!, logger });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({

@@ -46,6 +46,10 @@ export const gatewayConfigSpec = {
   GATEWAY_MCP_IDLE_SECONDS: env.int(60, 86_400, 1_800),
   /** Open MCP sessions of this gateway, all users; beyond it a new session is refused (503) until one closes. */
   GATEWAY_MCP_SESSIONS_MAX: env.int(1, 1_000_000, 10_000),
+  /** Open event streams (SSE) of one user, of one tenant, and in all on this gateway; beyond a share 429, beyond all 503. */
+  GATEWAY_SSE_STREAMS_PER_USER: env.int(1, 100_000, 32),
+  GATEWAY_SSE_STREAMS_PER_TENANT: env.int(1, 1_000_000, 1_000),
+  GATEWAY_SSE_STREAMS_MAX: env.int(1, 1_000_000, 10_000),
   /** Open MCP sessions of one tenant on this gateway; beyond it the tenant's new session is refused (429). */
   GATEWAY_MCP_SESSIONS_PER_TENANT: env.int(1, 1_000_000, 1_000),
   /** The tenant whose administrators see the whole platform's status (GET /v1/admin/status); unset: none does. */

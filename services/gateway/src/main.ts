@@ -26,6 +26,7 @@ import { createPdp, listenForActivations } from "@steward/pdp";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
 import { createDirectPublisher, createOutboxRelay, datasetsFor, type DirectPublisher, listMcpSessions, readBacklog, readTenantBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
 import { buildApp } from "./adapters/http/app";
+import { createStreamSlots } from "./adapters/http/stream-slots";
 import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
 import { createGatewayDecisions } from "./app/gateway-decisions";
@@ -121,6 +122,11 @@ async function main(): Promise<void> {
     rateLimits: rateLimits.deps,
     pool,
     datasetTenants: config.DATASET_TENANTS,
+    streamSlots: createStreamSlots({
+      perUser: config.GATEWAY_SSE_STREAMS_PER_USER,
+      perTenant: config.GATEWAY_SSE_STREAMS_PER_TENANT,
+      max: config.GATEWAY_SSE_STREAMS_MAX,
+    }),
     authenticate,
     authorize,
     policyAdmin,

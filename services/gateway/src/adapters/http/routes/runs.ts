@@ -11,6 +11,7 @@ import { traceparentOf } from "../trace-context";
 import { problemResponses } from "../openapi/problems";
 import { EventPage, EventStreamText, RunPage, RunSnapshot, SSE_EVENT_NAMES } from "../run-responses";
 import { resumePoint, streamRunEvents } from "./event-stream";
+import { createStreamSlots, STREAM_LIMIT_DEFAULTS, type StreamSlots } from "../stream-slots";
 import { ConfirmationBody, CreateRunBody, EventsQuery, InputBody, ListRunsQuery, RunParams, UUID_PATTERN } from "../schemas";
 import { pageOf } from "../../../domain/page";
 
@@ -21,6 +22,8 @@ export interface RunRoutesDeps {
   readonly feed: RunFeed;
   /** Default: reads of `pool`. */
   readonly runs?: RunReads;
+  /** The open event streams' bounds (per user, per tenant, in all); default STREAM_LIMIT_DEFAULTS. */
+  readonly streamSlots?: StreamSlots;
 }
 
 const TAGS = ["runs"];
@@ -41,6 +44,7 @@ const CreateRunHeaders = Type.Object({
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const runs = deps.runs ?? createRunReads({ pool: deps.pool });
+  const streamSlots = deps.streamSlots ?? createStreamSlots(STREAM_LIMIT_DEFAULTS);
 
   api.post(
     "/v1/agents/runs",
@@ -193,7 +197,15 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
         const after = resumePoint(request.headers["last-event-id"], query.after);
         if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
         const readEvents = (from: number, limit: number) => runs.events(id, { after: from, limit });
-        return streamRunEvents({ readEvents, feed: deps.feed, finished: () => runs.finished(principal, id) }, request, reply, id, after);
+        // A slot of the caller's user and tenant, held until the client goes; refused before the stream opens.
+        const release = streamSlots.take(principal);
+        reply.raw.once("close", release);
+        try {
+          return await streamRunEvents({ readEvents, feed: deps.feed, finished: () => runs.finished(principal, id) }, request, reply, id, after);
+        } catch (err) {
+          release();
+          throw err;
+        }
       }
       const limit = Number(query.limit ?? 100);
       const items = (await runs.events(id, { after: Number(query.after ?? 0), limit })).map(eventItemOf);

@@ -1,0 +1,54 @@
+import { RateLimitedError, UnavailableError } from "@steward/platform";
+
+/** How many event streams (SSE) a gateway holds open: per user, per tenant (its share), and in all. */
+export interface StreamLimits {
+  readonly perUser: number;
+  readonly perTenant: number;
+  readonly max: number;
+}
+
+/** Defaults of the bounds (GATEWAY_SSE_STREAMS_* in config.ts). */
+export const STREAM_LIMIT_DEFAULTS: StreamLimits = { perUser: 32, perTenant: 1_000, max: 10_000 };
+
+/**
+ * The open event streams of this gateway, counted per user and per tenant: a caller past its user's or its
+ * tenant's share is refused (429) while others still open theirs, and the gateway past its bound refuses everyone
+ * (503). `take` answers the release of the slot it took, which may be called more than once.
+ */
+export function createStreamSlots(limits: StreamLimits) {
+  const byTenant = new Map<string, number>();
+  const byUser = new Map<string, number>();
+  let open = 0;
+  const add = (map: Map<string, number>, key: string, n: number) => {
+    const next = (map.get(key) ?? 0) + n;
+    if (next > 0) map.set(key, next);
+    else map.delete(key);
+  };
+  return {
+    take(caller: { readonly tenantId: string; readonly userId: string }): () => void {
+      const user = JSON.stringify([caller.tenantId, caller.userId]);
+      if ((byUser.get(user) ?? 0) >= limits.perUser) {
+        throw new RateLimitedError(`you hold ${limits.perUser} open event streams on this gateway; close one first`, { retryAfterSeconds: 5 });
+      }
+      if ((byTenant.get(caller.tenantId) ?? 0) >= limits.perTenant) {
+        throw new RateLimitedError("your tenant holds as many open event streams on this gateway as it may; close one first", { retryAfterSeconds: 5 });
+      }
+      if (open >= limits.max) throw new UnavailableError("this gateway holds as many open event streams as it may; try again later");
+      open += 1;
+      add(byUser, user, 1);
+      add(byTenant, caller.tenantId, 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        open -= 1;
+        add(byUser, user, -1);
+        add(byTenant, caller.tenantId, -1);
+      };
+    },
+    /** Open streams in all. */
+    size: () => open,
+  };
+}
+
+export type StreamSlots = ReturnType<typeof createStreamSlots>;

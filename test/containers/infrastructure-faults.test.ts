@@ -44,7 +44,7 @@ describe("Steward as containers survives its infrastructure", () => {
       await runContainerFault(t, {
         name: "postgres container restart",
         touches: (topology) => [topology.postgres],
-        inject: (topology) => topology.postgres.restart(),
+        inject: (topology) => topology.restartPostgres(topology.postgres),
       }),
     );
   });

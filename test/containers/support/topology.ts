@@ -71,6 +71,12 @@ export interface Topology {
    * published port again: the server answering, not a log line, which a busy engine was seen to hand back late.
    */
   restartNats(container: StartedTestContainer): Promise<void>;
+  /**
+   * PostgreSQL's restart by the engine (stop, then start), waiting (bounded) until a new connection answers a
+   * query: the server serving, not its log line, which the engine's log stream was seen to end before on a busy
+   * machine ("Log stream ended and message … was not received").
+   */
+  restartPostgres(container: StartedTestContainer): Promise<void>;
   /** Waits (bounded) until the service answers /readyz with 200. */
   waitReady(name: ServiceName, timeoutMs?: number): Promise<void>;
   /** Cuts the container off the network, or puts it back with its aliases. */
@@ -306,6 +312,23 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       async restartNats(c) {
         await docker.getContainer(c.getId()).restart({ t: 10 });
         await waitFor(() => greets(c.getHost(), c.getMappedPort(4222), "INFO "), { timeoutMs: 120_000, intervalMs: 250, what: `${c.getName()} to greet a client again` });
+      },
+      async restartPostgres(c) {
+        await docker.getContainer(c.getId()).restart({ t: 10 });
+        await waitFor(
+          async () => {
+            const client = new pg.Client({ connectionString: postgres.getConnectionUri(), connectionTimeoutMillis: 2_000, query_timeout: 2_000 });
+            client.on("error", () => undefined);
+            try {
+              await client.connect();
+              await client.query("SELECT 1");
+              return true;
+            } finally {
+              await client.end().catch(() => undefined);
+            }
+          },
+          { timeoutMs: 120_000, intervalMs: 250, what: "PostgreSQL to answer a query again" },
+        );
       },
       async waitReady(name, timeoutMs = 90_000) {
         const url = services.get(name)!.readyUrl;

@@ -20,10 +20,14 @@ export interface KnowledgeProposal {
   readonly document_id: string | null;
 }
 
-/** The limits a new proposal must stay within (SPEC §9: 2 per run, 5 pending per thread). */
+/**
+ * The limits a new proposal must stay within (SPEC §9: 2 per run, 5 pending per thread); a run outside any thread
+ * counts against its creator's pending proposals outside threads instead.
+ */
 export interface ProposalLimits {
   readonly perRun: number;
   readonly pendingPerThread: number;
+  readonly pendingPerMemberOutsideThreads: number;
 }
 
 /** Something that runs SQL and returns rows: a pool, or a client inside a transaction the caller owns. */

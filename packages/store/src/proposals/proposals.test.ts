@@ -9,7 +9,8 @@ import { queueProposal, type QueueProposalInput } from "./queue-proposal";
 import { decideProposal } from "./decide-proposal";
 import { findProposal, listProposals } from "./queries";
 
-const LIMITS = { perRun: 2, pendingPerThread: 5 };
+// The member's bound outside threads is its own spec's; here it stays out of the way.
+const LIMITS = { perRun: 2, pendingPerThread: 5, pendingPerMemberOutsideThreads: 1000 };
 
 describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free, provenance)", () => {
   const db = useFreshDatabase("steward_store_proposals", 8);
@@ -69,6 +70,28 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
       kind: "decided",
     });
     expect(await queue(input(later, 9))).toMatchObject({ kind: "queued", proposal: { thread_id: thread } });
+  });
+
+  it("runs outside any thread count against their creator's pending proposals outside threads: a run per call gains nothing", async () => {
+    const limits = { ...LIMITS, pendingPerMemberOutsideThreads: 3 };
+    const queueFor = (i: QueueProposalInput) => inTransaction(db.pool, (client) => queueProposal(client, i, limits));
+    const as = (user: string) => ({ proposedBy: user });
+    const queued = [];
+    for (let n = 1; n <= 3; n++) queued.push(await queueFor(input(await newRun(null, "mo"), n, as("mo"))));
+    expect(queued.map((q) => q.kind)).toEqual(["queued", "queued", "queued"]);
+    expect(await queueFor(input(await newRun(null, "mo"), 4, as("mo")))).toEqual({ kind: "limit", limit: "member", max: 3 });
+    // Another member, and mo's runs in a thread, have bounds of their own.
+    expect(await queueFor(input(await newRun(null, "kit"), 5, as("kit")))).toMatchObject({ kind: "queued" });
+    expect(await queueFor(input(await newRun(randomUUID(), "mo"), 6, as("mo")))).toMatchObject({ kind: "queued" });
+    // Deciding one gives its place back.
+    const one = queued[0].kind === "queued" ? queued[0].proposal.id : "";
+    expect(await decideProposal(db.pool, { tenantId: "acme", proposalId: one, proposedBy: "mo", decidedBy: "mo", decision: "dismiss" })).toMatchObject({ kind: "decided" });
+    expect(await queueFor(input(await newRun(null, "mo"), 7, as("mo")))).toMatchObject({ kind: "queued" });
+    // Two proposals from two runs raced for kit's last place: exactly one is queued.
+    expect(await queueFor(input(await newRun(null, "kit"), 8, as("kit")))).toMatchObject({ kind: "queued" });
+    const [a, b] = [await newRun(null, "kit"), await newRun(null, "kit")];
+    const raced = await Promise.all([queueFor(input(a, 9, as("kit"))), queueFor(input(b, 10, as("kit")))]);
+    expect(raced.map((r) => r.kind).sort()).toEqual(["limit", "queued"]);
   });
 
   it("of two concurrent proposals at the run's limit, exactly one is queued", async () => {

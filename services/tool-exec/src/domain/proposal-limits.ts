@@ -4,6 +4,11 @@ export const ProposalLimits = {
   perRun: 2,
   /** Proposals of one thread waiting for a person's decision. */
   pendingPerThread: 5,
+  /**
+   * Proposals waiting for a person's decision from one member's runs outside any thread (a question asked alone,
+   * an MCP invocation): the same bound as a thread's, so making a run per call gains nothing.
+   */
+  pendingPerMemberOutsideThreads: 5,
 } as const;
 
 /** The result codes of propose_knowledge besides `ok` (docs/memory.md). */

@@ -40,7 +40,12 @@ function outcomeOf(queued: QueueProposalOutcome): ToolOutcome {
       };
     case "limit": {
       const code = ProposalResultCode.limitReached;
-      const what = queued.limit === "run" ? `this run has made its ${queued.max} proposals` : `this thread already has ${queued.max} proposals waiting for review`;
+      const what =
+        queued.limit === "run"
+          ? `this run has made its ${queued.max} proposals`
+          : queued.limit === "thread"
+            ? `this thread already has ${queued.max} proposals waiting for review`
+            : `you already have ${queued.max} proposals outside threads waiting for review`;
       return { resultCode: code, result: { error_code: code, limit: queued.limit, max: queued.max, note: `${what}; nothing was queued, do not propose again` } };
     }
     case "no_run":

@@ -1,4 +1,5 @@
 import { RateLimitedError, UnavailableError } from "@steward/platform";
+import { createTally } from "../../domain/tally";
 
 /** How many event streams (SSE) a gateway holds open: per user, per tenant (its share), and in all. */
 export interface StreamLimits {
@@ -16,34 +17,29 @@ export const STREAM_LIMIT_DEFAULTS: StreamLimits = { perUser: 32, perTenant: 1_0
  * (503). `take` answers the release of the slot it took, which may be called more than once.
  */
 export function createStreamSlots(limits: StreamLimits) {
-  const byTenant = new Map<string, number>();
-  const byUser = new Map<string, number>();
+  const byTenant = createTally();
+  const byUser = createTally();
   let open = 0;
-  const add = (map: Map<string, number>, key: string, n: number) => {
-    const next = (map.get(key) ?? 0) + n;
-    if (next > 0) map.set(key, next);
-    else map.delete(key);
-  };
   return {
     take(caller: { readonly tenantId: string; readonly userId: string }): () => void {
       const user = JSON.stringify([caller.tenantId, caller.userId]);
-      if ((byUser.get(user) ?? 0) >= limits.perUser) {
+      if (byUser.of(user) >= limits.perUser) {
         throw new RateLimitedError(`you hold ${limits.perUser} open event streams on this gateway; close one first`, { retryAfterSeconds: 5 });
       }
-      if ((byTenant.get(caller.tenantId) ?? 0) >= limits.perTenant) {
+      if (byTenant.of(caller.tenantId) >= limits.perTenant) {
         throw new RateLimitedError("your tenant holds as many open event streams on this gateway as it may; close one first", { retryAfterSeconds: 5 });
       }
       if (open >= limits.max) throw new UnavailableError("this gateway holds as many open event streams as it may; try again later");
       open += 1;
-      add(byUser, user, 1);
-      add(byTenant, caller.tenantId, 1);
+      byUser.add(user, 1);
+      byTenant.add(caller.tenantId, 1);
       let released = false;
       return () => {
         if (released) return;
         released = true;
         open -= 1;
-        add(byUser, user, -1);
-        add(byTenant, caller.tenantId, -1);
+        byUser.add(user, -1);
+        byTenant.add(caller.tenantId, -1);
       };
     },
     /** Open streams in all. */

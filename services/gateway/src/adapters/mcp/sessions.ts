@@ -1,5 +1,6 @@
 import type { Logger } from "@steward/platform";
 import type { McpMode } from "../../domain/mcp-mode";
+import { createTally } from "../../domain/tally";
 
 /** What the registry needs of a session's transport and server: a way to close both. */
 export interface ClosableSession {
@@ -64,14 +65,10 @@ export function createMcpSessions<T extends ClosableSession>(
   journal: McpSessionJournal = NO_JOURNAL,
 ) {
   const sessions = new Map<string, McpSession<T>>();
-  /** Sessions whose opening is being written: they count against the gateway's bound and their tenant's. */
+  /** Sessions whose opening is being written: they count against the gateway's bound. */
   let opening = 0;
-  const openingOf = new Map<string, number>();
-  const heldBy = (tenantId: string) => {
-    let n = openingOf.get(tenantId) ?? 0;
-    for (const s of sessions.values()) if (s.tenantId === tenantId) n += 1;
-    return n;
-  };
+  /** Each tenant's sessions, held and being opened: its share of the gateway. */
+  const ofTenant = createTally();
   /** Closing records not yet written: closeAll waits for them (the store is closed after the gateway). */
   const writes = new Set<Promise<void>>();
 
@@ -87,6 +84,7 @@ export function createMcpSessions<T extends ClosableSession>(
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
+    ofTenant.add(session.tenantId, -1);
     logger.info({ mcp_session: id, tenant_id: session.tenantId, mode: session.mode, why }, "MCP session closed");
     recordClosed(session, why);
     session.handle.close().catch((err: unknown) => logger.warn({ err, mcp_session: id }, "closing an MCP session failed"));
@@ -102,7 +100,7 @@ export function createMcpSessions<T extends ClosableSession>(
     /** Whether one more session may be opened (the gateway-wide bound, openings being written included). */
     hasRoom: () => sessions.size + opening < limits.max,
     /** Whether the tenant may open one more session (its share of the gateway, its openings being written included). */
-    tenantHasRoom: (tenantId: string) => heldBy(tenantId) < limits.perTenant,
+    tenantHasRoom: (tenantId: string) => ofTenant.of(tenantId) < limits.perTenant,
     /**
      * Records a session opened in the journal, then holds it; the owner's least recently used ones are closed
      * beyond the per-user bound. Rejects (holding nothing) when the journal could not record it.
@@ -110,14 +108,14 @@ export function createMcpSessions<T extends ClosableSession>(
     async add(session: Omit<McpSession<T>, "lastUsedAt">): Promise<void> {
       const { id, tenantId, userId, mode } = session;
       opening += 1;
-      openingOf.set(tenantId, (openingOf.get(tenantId) ?? 0) + 1);
+      ofTenant.add(tenantId, 1);
       try {
         await journal.opened({ id, tenantId, userId, mode });
+      } catch (err) {
+        ofTenant.add(tenantId, -1);
+        throw err;
       } finally {
         opening -= 1;
-        const left = (openingOf.get(tenantId) ?? 1) - 1;
-        if (left > 0) openingOf.set(tenantId, left);
-        else openingOf.delete(tenantId);
       }
       const own = [...sessions.values()].filter((s) => s.tenantId === tenantId && s.userId === userId);
       own.sort((a, b) => a.lastUsedAt - b.lastUsedAt);

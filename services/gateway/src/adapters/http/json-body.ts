@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { BadRequestError } from "@steward/platform";
-import { MAX_BODY_DEPTH, nestsDeeperThan } from "./body-depth";
-import { findInvalidText } from "./valid-text";
+import { findJsonFault } from "./valid-text";
+
+/** The deepest nesting of arrays and objects a request body may have (a tool's arguments over MCP need a few). */
+export const MAX_BODY_DEPTH = 32;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -23,12 +25,12 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     }
     parseJson(request, text, (err, value) => {
       if (err) return done(err, undefined);
-      if (nestsDeeperThan(value, MAX_BODY_DEPTH)) {
+      const fault = findJsonFault(value, MAX_BODY_DEPTH);
+      if (fault?.kind === "too_deep") {
         return done(new BadRequestError(`the request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`), undefined);
       }
-      const at = findInvalidText(value);
-      if (at !== null) {
-        return done(new BadRequestError(`the request body holds invalid text (a lone surrogate or NUL) at ${at}`), undefined);
+      if (fault?.kind === "invalid_text") {
+        return done(new BadRequestError(`the request body holds invalid text (a lone surrogate or NUL) at ${fault.at}`), undefined);
       }
       done(null, value);
     });

@@ -1,4 +1,8 @@
-import { MAX_BODY_DEPTH, nestsDeeperThan } from "./body-depth";
+import { MAX_BODY_DEPTH } from "./json-body";
+import { findJsonFault } from "./valid-text";
+
+/** The bound as the body parser applies it: true when the value nests deeper than `max`. */
+const nestsDeeperThan = (value: unknown, max: number) => findJsonFault(value, max)?.kind === "too_deep";
 
 const nested = (levels: number, leaf: unknown = 1): unknown => {
   let value = leaf;
@@ -6,7 +10,7 @@ const nested = (levels: number, leaf: unknown = 1): unknown => {
   return value;
 };
 
-describe("nestsDeeperThan", () => {
+describe("findJsonFault: nesting past the bound", () => {
   it("counts arrays and objects, not scalars", () => {
     expect([nestsDeeperThan(1, 0), nestsDeeperThan("x", 0), nestsDeeperThan(null, 0)]).toEqual([false, false, false]);
     expect([nestsDeeperThan([], 0), nestsDeeperThan([], 1), nestsDeeperThan({ a: [1] }, 1), nestsDeeperThan({ a: [1] }, 2)]).toEqual([true, false, true, false]);

@@ -6,10 +6,11 @@
 // A failed step exits 1 with a line `first-run (<mode>): <step> failed: <why>`; every step prints its time.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { reachable as reachableAt } from "../infra/local/dependencies.mjs";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const QUESTION = "How long do I have to ask for a refund?";
@@ -19,18 +20,7 @@ const STOP_MS = 30_000;
 
 class StepFailed extends Error {}
 
-function reachable(port) {
-  return new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    const done = (ok) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
-}
+const reachable = (port) => reachableAt("127.0.0.1", port);
 
 /** A port nothing listens on now (the kernel's pick, released at once). */
 function unusedPort() {

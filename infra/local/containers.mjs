@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { root } from "./paths.mjs";
 
 const require = createRequire(import.meta.url);
-const SUITE = "/test/containers/";
 
 function onPath(command) {
   return spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
@@ -24,14 +23,21 @@ function exportsOf(line) {
 }
 
 /**
+ * What jest runs with the suites under `test/<dir>/` left out, as containerSuite answers (`skipped` says why).
+ * On the command line the ignore list replaces jest.config.js's: its entries go again.
+ */
+export function leaveOut(dirs, skipped) {
+  const ignore = ["/node_modules/", "/dist/", `/test/(${dirs.join("|")})/`].map((p) => `--testPathIgnorePatterns=${p}`);
+  return { jestArgs: ignore, env: {}, skipped, afterwards: async () => {} };
+}
+
+/**
  * Decides and prepares: `{jestArgs, env}` for jest, `skipped` (why, to print), `failed` (setup failed where
  * the suite is required), and `afterwards()` to remove what an interrupted run left behind.
  */
 export async function containerSuite() {
   const mode = process.env.STEWARD_CONTAINERS ?? "auto";
-  // On the command line the ignore list replaces jest.config.js's: its entries go again.
-  const ignore = ["/node_modules/", "/dist/", SUITE].map((p) => `--testPathIgnorePatterns=${p}`);
-  const skip = (why) => ({ jestArgs: ignore, env: {}, skipped: why, afterwards: async () => {} });
+  const skip = (why) => leaveOut(["containers"], why);
   if (mode === "0") return skip("skipped the container suite (test/containers): STEWARD_CONTAINERS=0");
   const sweeper = require(join(root, "infra", "containers", "sweep.cjs"));
   const engine = (process.env.DOCKER_HOST && (await sweeper.engineAnswers())) || onPath("podman");

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build, defaults, ensureInstalled, ensureNats, ensurePostgres } from "./dependencies.mjs";
 import { root } from "./paths.mjs";
-import { containerSuite } from "./containers.mjs";
+import { containerSuite, leaveOut } from "./containers.mjs";
 
 const EXIT_GRACE_MS = Number(process.env.JEST_EXIT_GRACE_MS || 20_000);
 const TIMEOUT_MS = Number(process.env.STEWARD_TEST_TIMEOUT_MIN || 60) * 60_000;
@@ -62,12 +62,6 @@ function whatItDoes(pid) {
   const gdb = spawnSync("gdb", ["-p", String(pid), "-batch", "-nx", "-ex", "bt 12"], { encoding: "utf8", timeout: 20_000 });
   if (gdb.status === 0) lines.push(...gdb.stdout.split("\n").filter((l) => /^#\d+/.test(l)).map((l) => `    ${l.slice(0, 160)}`));
   return lines;
-}
-
-/** What jest runs besides the container suite's decision: `{jestArgs, env, skipped, afterwards}` as containerSuite gives. */
-function leftOut(dirs, skipped) {
-  const ignore = ["/node_modules/", "/dist/", `/test/(${dirs.join("|")})/`].map((p) => `--testPathIgnorePatterns=${p}`);
-  return { jestArgs: ignore, env: {}, skipped, afterwards: async () => {} };
 }
 
 /** True when `args` (a pattern, say) select no suite of test/containers: their images need not be prepared. */
@@ -117,9 +111,9 @@ stepDone("PostgreSQL and NATS");
 const quick = process.argv.includes("--quick");
 const given = process.argv.slice(2).filter((a) => a !== "--quick");
 const containers = quick
-  ? leftOut(["e2e", "faults", "browser", "containers"], "ran the quick specs only (--quick): test/e2e, test/faults, test/browser and test/containers were left out")
+  ? leaveOut(["e2e", "faults", "browser", "containers"], "ran the quick specs only (--quick): test/e2e, test/faults, test/browser and test/containers were left out")
   : selectsNoContainerSuite(given)
-    ? leftOut(["containers"], "the arguments select no suite of test/containers: its images were not prepared")
+    ? leaveOut(["containers"], "the arguments select no suite of test/containers: its images were not prepared")
     : await containerSuite();
 stepDone("container images");
 if (containers.failed) finish(0, 1, false);

@@ -26,6 +26,7 @@ async function token() {
 }
 
 const age = (s) => (s === null || s === undefined ? "-" : s < 120 ? `${s} s` : `${Math.round(s / 60)} min`);
+const runsLine = (q) => `runs: ${q.queued} queued (oldest ${age(q.oldest_queued_age_seconds)}), ${q.running} running, ${q.awaiting} waiting for a person`;
 const mark = (ok) => (ok ? "up  " : "DOWN");
 
 function render(s) {
@@ -33,7 +34,7 @@ function render(s) {
   const lines = [`Steward at ${url}${tenant}: ${s.status === "ok" ? "ok" : "DEGRADED"} (${s.checked_at})`];
   for (const p of s.problems) lines.push(`  ! ${p}`);
   if (s.scope === "tenant") {
-    if (s.queue) lines.push(`runs: ${s.queue.queued} queued (oldest ${age(s.queue.oldest_queued_age_seconds)}), ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+    if (s.queue) lines.push(runsLine(s.queue));
     lines.push("(the whole platform is shown to the operators' tenant, STEWARD_OPERATOR_TENANT)");
     return `${lines.join("\n")}\n`;
   }
@@ -55,7 +56,7 @@ function render(s) {
       (c ? `; consumer: ${c.pending} pending, ${c.ack_pending} in hand, ${c.redelivered} redelivered` : "; consumer: unknown"),
   );
   if (s.queue) {
-    lines.push(`runs: ${s.queue.queued} queued (oldest ${age(s.queue.oldest_queued_age_seconds)}), ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+    lines.push(runsLine(s.queue));
   }
   if (s.outbox) lines.push(`outbox: ${s.outbox.backlog} not yet on the bus (oldest ${age(s.outbox.oldest_age_seconds)})`);
   lines.push(`dead letters: ${s.dead_letters ? `${s.dead_letters.count}${s.dead_letters.last_at ? ` (last ${s.dead_letters.last_at})` : ""}` : "unknown"}`);

@@ -34,7 +34,7 @@ export { addDocument, insertDocument, type NewDocument, type SqlRunner, type Doc
 export { searchKnowledge } from "./knowledge/search";
 export { listDocuments, deleteDocument, readDocument, type DocumentSummary, type KnowledgeDocument } from "./knowledge/documents";
 export { readBacklog, type Backlog } from "./status/backlog";
-export { readTenantBacklog, type TenantBacklog } from "./status/tenant-backlog";
+export { readTenantBacklog, type OpenRuns, type TenantBacklog } from "./status/tenant-backlog";
 export { queueProposal, type QueueProposalInput, type QueueProposalOutcome } from "./proposals/queue-proposal";
 export { decideProposal, type DecideProposalInput, type DecideProposalOutcome } from "./proposals/decide-proposal";
 export { listProposals, findProposal, type ProposalFilter } from "./proposals/queries";

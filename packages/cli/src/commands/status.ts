@@ -28,6 +28,8 @@ export interface TenantStatus {
   queue: { queued: number; running: number; awaiting: number } | null;
 }
 
+const runsLine = (q: { queued: number; running: number; awaiting: number }) => `runs      ${q.queued} queued, ${q.running} running, ${q.awaiting} waiting for a person`;
+
 /** The status document as a person reads it. */
 export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): string {
   const st = ctx.style;
@@ -36,7 +38,7 @@ export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): st
   const out = [`${st.bold("Steward")} at ${printableUrl(ctx.settings.url)}${what ? `, ${what}` : ""}: ${ok ? st.green("ok") : st.red("degraded")}  ${st.dim(s.checked_at)}`];
   for (const p of s.problems) out.push(st.yellow(`  ! ${p}`));
   if (s.scope === "tenant") {
-    if (s.queue) out.push(`runs      ${s.queue.queued} queued, ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+    if (s.queue) out.push(runsLine(s.queue));
     out.push(st.dim("instances, runners, the outbox and dead letters are shown to the operators' tenant"));
     return out.join("\n");
   }
@@ -51,7 +53,7 @@ export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): st
   }
   const c = s.runners.consumer;
   out.push(`runners   ${s.runners.attached} attached, ${s.runners.in_flight} runs in hand${c ? `; ${c.pending} pending on the bus, ${c.redelivered} redelivered` : ""}`);
-  if (s.queue) out.push(`runs      ${s.queue.queued} queued, ${s.queue.running} running, ${s.queue.awaiting} waiting for a person`);
+  if (s.queue) out.push(runsLine(s.queue));
   if (s.outbox) out.push(`outbox    ${s.outbox.backlog} not yet on the bus`);
   out.push(`dead letters ${s.dead_letters ? `${s.dead_letters.count}${s.dead_letters.last_at ? ` (last ${s.dead_letters.last_at})` : ""}` : "unknown"}`);
   return out.join("\n");

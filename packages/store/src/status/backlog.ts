@@ -1,12 +1,9 @@
 import type { Pool } from "pg";
 import { UNPUBLISHED_SQL } from "../outbox/unpublished";
+import type { OpenRuns } from "./tenant-backlog";
 
-export interface Backlog {
-  readonly queued: number;
-  readonly running: number;
-  readonly awaiting: number;
-  /** Seconds the oldest queued run has waited since it was (last) requested; null when none is queued. */
-  readonly oldestQueuedAgeSeconds: number | null;
+/** The platform's open runs, and what is not yet on the bus. */
+export interface Backlog extends OpenRuns {
   /** Messages not yet on the bus: outbox rows pending and the runs' events not yet published. */
   readonly outboxBacklog: number;
   /** Seconds the oldest of them has waited; null when there is none. */

@@ -1,13 +1,16 @@
 import type { Pool } from "pg";
 
-/** One tenant's open runs: what its administrators may see of the queue (never another tenant's counts). */
-export interface TenantBacklog {
+/** Open runs by state: the platform's, or one tenant's. */
+export interface OpenRuns {
   readonly queued: number;
   readonly running: number;
   readonly awaiting: number;
-  /** Seconds the tenant's oldest queued run has waited since it was created; null when none is queued. */
+  /** Seconds the oldest queued run has waited since it was created; null when none is queued. */
   readonly oldestQueuedAgeSeconds: number | null;
 }
+
+/** One tenant's open runs: what its administrators may see of the queue (never another tenant's counts). */
+export type TenantBacklog = OpenRuns;
 
 /** The tenant's open runs by state, from the index of open runs (migration 034). One round trip. */
 export async function readTenantBacklog(pool: Pool, tenantId: string): Promise<TenantBacklog> {

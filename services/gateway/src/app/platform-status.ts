@@ -1,5 +1,5 @@
 import type { InstanceStatus, ReadinessReport } from "@steward/platform";
-import type { Backlog, TenantBacklog } from "@steward/store";
+import type { Backlog, OpenRuns, TenantBacklog } from "@steward/store";
 
 /** What the bus side of the status reports (null parts: the bus could not say). */
 export interface BusView {
@@ -18,6 +18,14 @@ export interface StatusPorts {
 
 /** A queued run older than this, or an outbox row older than this, is worth an operator's look (s). */
 const QUEUED_TOO_LONG_S = 30;
+
+/** The open runs as the status shows them, the platform's or a tenant's. */
+const queueView = (runs: OpenRuns | null) =>
+  runs ? { queued: runs.queued, running: runs.running, awaiting: runs.awaiting, oldest_queued_age_seconds: runs.oldestQueuedAgeSeconds } : null;
+
+/** The problem of a queued run waiting too long (`whose`: "the" or "the tenant's"), or none. */
+const queueProblem = (runs: OpenRuns, whose: string): string[] =>
+  (runs.oldestQueuedAgeSeconds ?? 0) > QUEUED_TOO_LONG_S ? [`${whose} oldest queued run has waited ${runs.oldestQueuedAgeSeconds} s`] : [];
 const OUTBOX_TOO_OLD_S = 10;
 
 /**
@@ -43,7 +51,7 @@ export function createPlatformStatus(ports: StatusPorts) {
     }
     if (!backlog) problems.push("PostgreSQL could not be asked for the backlog");
     else {
-      if ((backlog.oldestQueuedAgeSeconds ?? 0) > QUEUED_TOO_LONG_S) problems.push(`the oldest queued run has waited ${backlog.oldestQueuedAgeSeconds} s`);
+      problems.push(...queueProblem(backlog, "the"));
       if ((backlog.outboxOldestAgeSeconds ?? 0) > OUTBOX_TOO_OLD_S) {
         problems.push(`${backlog.outboxBacklog} outbox rows are not on the bus; the oldest for ${backlog.outboxOldestAgeSeconds} s`);
       }
@@ -69,9 +77,7 @@ export function createPlatformStatus(ports: StatusPorts) {
             }
           : null,
       },
-      queue: backlog
-        ? { queued: backlog.queued, running: backlog.running, awaiting: backlog.awaiting, oldest_queued_age_seconds: backlog.oldestQueuedAgeSeconds }
-        : null,
+      queue: queueView(backlog),
       outbox: backlog ? { backlog: backlog.outboxBacklog, oldest_age_seconds: backlog.outboxOldestAgeSeconds, set_aside: backlog.outboxSetAside } : null,
       dead_letters: bus?.deadLetters ? { count: bus.deadLetters.count, last_at: bus.deadLetters.lastAt } : null,
     };
@@ -96,16 +102,14 @@ export function createTenantStatus(ports: TenantStatusPorts) {
     const problems: string[] = [];
     if (!gateway.ready) problems.push("the platform is degraded: some of its dependencies do not answer; its operators can see which");
     if (!backlog) problems.push("the tenant's runs could not be counted");
-    else if ((backlog.oldestQueuedAgeSeconds ?? 0) > QUEUED_TOO_LONG_S) problems.push(`the tenant's oldest queued run has waited ${backlog.oldestQueuedAgeSeconds} s`);
+    else problems.push(...queueProblem(backlog, "the tenant's"));
     return {
       scope: "tenant" as const,
       tenant_id: tenantId,
       status: problems.length === 0 ? "ok" : "degraded",
       checked_at: new Date().toISOString(),
       problems,
-      queue: backlog
-        ? { queued: backlog.queued, running: backlog.running, awaiting: backlog.awaiting, oldest_queued_age_seconds: backlog.oldestQueuedAgeSeconds }
-        : null,
+      queue: queueView(backlog),
     };
   };
 }

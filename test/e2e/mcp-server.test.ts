@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ElicitRequestSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { useMcpClients } from "../support/mcp-clients";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
@@ -13,12 +13,11 @@ jest.setTimeout(180_000);
 // tokens, policy, approvals and decision log as the REST API.
 const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
 
-/** "question <tag>": searches the knowledge base, then answers. "note <tag>": saves a note (a write: confirmed first). */
+/** "question <tag>": searches the knowledge base, then answers. */
 function script(req: ChatRequest): Reply {
-  const [kind, tag] = inputOf(req).split(" ");
+  const tag = inputOf(req).split(" ")[1];
   const turn = req.messages.filter((m) => m.role === "tool").length;
-  if (turn > 0) return { text: kind === "note" ? `Saved the note ${tag}.` : `The answer is 42 (${tag}).` };
-  if (kind === "note") return { toolCalls: [{ id: "n0", name: "save_note", arguments: JSON.stringify({ title: `MCP note ${tag}`, body: "Written over MCP." }) }] };
+  if (turn > 0) return { text: `The answer is 42 (${tag}).` };
   return { toolCalls: [{ id: "k0", name: "knowledge_search", arguments: JSON.stringify({ query: "shipping regions" }) }] };
 }
 
@@ -35,8 +34,6 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
   const connect = (token: string | undefined, mode?: Mode | string) => mcp.connect(token, mode);
 
   const resultOf = (r: unknown) => (r as CallToolResult).structuredContent as Record<string, any>;
-  const notes = async (title: string) =>
-    (await pool.query("SELECT count(*)::int AS n FROM kb_documents WHERE tenant_id = 'acme' AND title = $1", [title])).rows[0].n as number;
   const decisionsOf = async (sessionId: string) =>
     (
       await pool.query(
@@ -168,49 +165,6 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
 
     const read = resultOf(await client.callTool({ name: "get_run", arguments: { run_id: result.run_id, wait_seconds: 0 } }));
     expect(read).toMatchObject({ run_id: result.run_id, state: "succeeded", answer: "The answer is 42 (a)." });
-  });
-
-  it("a write waits for approve_call in Execute, runs once on the approval; Observe cannot approve", async () => {
-    const execute = await connect(member, "execute");
-    const observe = await connect(member, "observe");
-    const waiting = resultOf(await execute.client.callTool({ name: "run_question", arguments: { input: "note b" } }));
-    expect(waiting).toMatchObject({
-      state: "awaiting_confirmation",
-      settled: true,
-      waiting_for: { kind: "confirmation", tool_name: "save_note", fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) },
-    });
-    expect(JSON.parse(waiting.waiting_for.arguments)).toEqual({ title: "MCP note b", body: "Written over MCP." });
-    expect(await notes("MCP note b")).toBe(0);
-
-    // Observe has no approve_call: calling it is a protocol error, and nothing is decided or recorded.
-    await expect(
-      observe.client.callTool({ name: "approve_call", arguments: { run_id: waiting.run_id, decision: "approve", fingerprint: waiting.waiting_for.fingerprint } }),
-    ).rejects.toThrow(/no tool "approve_call"/);
-    expect((await decisionsOf(observe.sessionId)).map((d) => d.action)).toEqual(["agent.mcp.session"]);
-    expect(await notes("MCP note b")).toBe(0);
-
-    const approve = { run_id: waiting.run_id, decision: "approve", fingerprint: waiting.waiting_for.fingerprint };
-    const done = resultOf(await execute.client.callTool({ name: "approve_call", arguments: approve }));
-    expect(done).toMatchObject({ state: "succeeded", answer: "Saved the note b." });
-    expect(await notes("MCP note b")).toBe(1);
-
-    // Approving again: the run no longer waits (409's code), nothing runs twice.
-    const twice = (await execute.client.callTool({ name: "approve_call", arguments: approve })) as CallToolResult;
-    expect(twice.isError).toBe(true);
-    expect(resultOf(twice).code).toBe("10090");
-    expect(await notes("MCP note b")).toBe(1);
-
-    const decided = (await eventsOf(platform, member, waiting.run_id)).filter((e) => e.type === "confirmation.decided");
-    expect(decided.map((e) => [e.data.decision, e.data.fingerprint])).toEqual([["approve", waiting.waiting_for.fingerprint]]);
-
-    // The decision log names the session for each of its calls, with the run where the call names one.
-    expect((await decisionsOf(execute.sessionId)).map((d) => [d.action, d.permit, d.mcp_mode, d.run_id])).toEqual([
-      ["agent.mcp.session", true, "execute", null],
-      ["agent.run.create", true, "execute", null],
-      ["agent.run.control", true, "execute", waiting.run_id],
-      ["knowledge.document.write", true, "execute", waiting.run_id],
-      ["agent.run.control", true, "execute", waiting.run_id],
-    ]);
   });
 
   it("another tenant's token on a session is answered as an unknown session and sees nothing of the tenant's runs", async () => {
@@ -347,24 +301,5 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     const revoked = resultOf(await client.callTool({ name: "get_run", arguments: { run_id: pending.run_id, wait_seconds: 20 } }));
     expect(revoked).toMatchObject({ state: "cancelled" });
     expect(await executions(pending.run_id)).toBe(0);
-  });
-
-  it("a client that can elicit is asked for a write's approval itself; the approval is bound to the call and it runs once", async () => {
-    const asked: string[] = [];
-    const { client } = await mcp.connect(member, "execute", {
-      capabilities: { elicitation: { form: {} } },
-      before: (c) =>
-        c.setRequestHandler(ElicitRequestSchema, async (request) => {
-          asked.push(request.params.message);
-          return { action: "accept", content: { decision: "approve" } };
-        }),
-    });
-    const done = resultOf(await invoke(client, "tool:test_write", { key: "e1" }));
-    expect(asked).toEqual([expect.stringContaining('test_write with {"key":"e1"}')]);
-    expect(done).toMatchObject({ state: "succeeded", result_code: "ok", result: { written: "e1", count: 1 } });
-    const decided = (await eventsOf(platform, member, done.run_id)).filter((e) => e.type === "confirmation.decided" || e.type === "confirmation_required");
-    expect(decided.map((e) => e.type)).toEqual(["confirmation_required", "confirmation.decided"]);
-    expect(decided[1].data).toMatchObject({ decision: "approve", fingerprint: decided[0].data.fingerprint });
-    expect(await executions(done.run_id)).toBe(1);
   });
 });

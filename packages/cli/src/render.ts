@@ -92,7 +92,7 @@ export function createRenderer(style: Style): { render(event: EventView): string
       case "confirmation_required":
         return lines(style.bold(style.yellow(`! approval needed: ${str(d.tool_name)} ${formatArguments(d.arguments)}`)));
       case "confirmation.decided":
-        return lines(style.dim(`  ${d.decision === "approve" ? "approved" : "rejected"}`));
+        return lines(style.dim(`  ${d.decision === "approve" ? "approved" : "rejected"}${d.channel ? ` via ${str(d.channel)}` : ""}`));
       case "provider.fallback":
         return lines(style.yellow(`! model provider ${str(d.from)} failed; ${str(d.to)} answers`));
       case "message.delta": {

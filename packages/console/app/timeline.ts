@@ -76,7 +76,8 @@ export function createTimeline(): { element: HTMLOListElement; add(event: RunEve
       case "confirmation_required":
         return void push(item("ask", "approval needed", h("strong", {}, str(d.tool_name)), code(prettyArguments(d.arguments))));
       case "confirmation.decided":
-        return void push(item("info", d.decision === "approve" ? "approved" : "rejected", str(d.call_id)));
+        // The channel the person decided through (recorded since channels are; docs/security.md).
+        return void push(item("info", d.decision === "approve" ? "approved" : "rejected", str(d.call_id), d.channel ? h("span", { class: "muted" }, ` via ${str(d.channel)}`) : null));
       case "knowledge.proposed":
         // Queued for review: it is used only once a person applies it (Knowledge proposals).
         return void push(

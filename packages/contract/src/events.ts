@@ -212,6 +212,14 @@ export interface ConfirmationRequired {
   };
 }
 
+/**
+ * Where a person decided a confirmation: `api` is the REST API (the console and the CLI use it); `mcp_tool` an
+ * MCP client's `approve_call`; `mcp_elicitation` the MCP client's own prompt. Only `api` is a person's channel
+ * in the default policy set (docs/security.md).
+ */
+export const approvalChannels = ["api", "mcp_tool", "mcp_elicitation"] as const;
+export type ApprovalChannel = (typeof approvalChannels)[number];
+
 /** The user approved or rejected the call; the deadline moves by the time the run waited. */
 export interface ConfirmationDecided {
   readonly type: "confirmation.decided";
@@ -222,6 +230,8 @@ export interface ConfirmationDecided {
     readonly decided_at: IsoMicros;
     /** The fingerprint of the confirmation decided (absent, like the request's, in runs recorded before). */
     readonly fingerprint?: string;
+    /** The channel the decision came through (absent in runs recorded before channels were recorded). */
+    readonly channel?: ApprovalChannel;
   };
 }
 

@@ -32,6 +32,8 @@ export {
   type InputReceived,
   type ConfirmationRequired,
   type ConfirmationDecided,
+  approvalChannels,
+  type ApprovalChannel,
   type CancelRequested,
   type ProviderFallback,
   type MessageTruncated,

@@ -103,7 +103,7 @@ export function createDecisionHandler(deps: {
           elevated: elevation.kind === "valid" && elevation.grantsAction,
           run_id: query.context.run_id ?? "",
           step_no: Number.isFinite(stepNo) ? stepNo : 0,
-          ...mcpContextOf(query.context),
+          ...optionalContextOf(query.context),
         },
         entities: entitiesFor({ ...query, resource, roles: member.roles, toolSafety: query.context.tool_safety }),
       });
@@ -170,14 +170,18 @@ export function createDecisionHandler(deps: {
   return Object.assign(handle, { evaluate });
 }
 
-/**
- * The MCP session a decision is made for (the gateway's /mcp, docs/mcp.md) as Cedar context: both optional
- * attributes of DecisionContext, set only when the caller named a session, so a policy can test the mode.
- */
-function mcpContextOf(context: Readonly<Record<string, string>>): Record<string, string> {
+/** DecisionContext's optional attributes, set only when the caller named them, so that a policy can test them. */
+const OPTIONAL_CONTEXT = [
+  // The MCP session a decision is made for (the gateway's /mcp, docs/mcp.md) and its mode.
+  "mcp_session",
+  "mcp_mode",
+  // The channel a confirmation is decided through (docs/security.md).
+  "approval_channel",
+] as const;
+
+function optionalContextOf(context: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  if (context.mcp_session) out.mcp_session = context.mcp_session;
-  if (context.mcp_mode) out.mcp_mode = context.mcp_mode;
+  for (const name of OPTIONAL_CONTEXT) if (context[name]) out[name] = context[name];
   return out;
 }
 

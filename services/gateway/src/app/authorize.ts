@@ -9,7 +9,7 @@ export type Authorize = (
   point: PolicyPoint,
   resource: { type: string; id: string },
   traceparent?: string,
-  options?: { deferRecord?: boolean },
+  options?: { deferRecord?: boolean; context?: Readonly<Record<string, string>> },
 ) => Promise<PendingPermit | undefined>;
 
 /**
@@ -24,7 +24,7 @@ export function createAuthorizer(deps: { decide: GatewayDecide; logger: Logger }
     let pending: PendingPermit | undefined;
     try {
       const d = await deps.decide(
-        { tenantId: principal.tenantId, userId: principal.userId, tokenRoles: [...principal.roles], action: point, resource, context: {} },
+        { tenantId: principal.tenantId, userId: principal.userId, tokenRoles: [...principal.roles], action: point, resource, context: { ...options.context } },
         { traceparent, deferRecord: options.deferRecord },
       );
       permit = d.permit;

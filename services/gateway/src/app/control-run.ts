@@ -1,4 +1,5 @@
 import {
+  type ApprovalChannel,
   busNames,
   foldRun,
   formatMicros,
@@ -79,14 +80,16 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
       return append(principal, runId, state, [event], true, traceparent);
     },
     /**
-     * Decides the confirmation the run waits for, bound to that call's fingerprint. A client that names the
-     * fingerprint it showed (`expected`) is refused (409) when the run now waits for another call.
+     * Decides the confirmation the run waits for, bound to that call's fingerprint, and records the channel it
+     * came through. A client that names the fingerprint it showed (`expected`) is refused (409) when the run now
+     * waits for another call.
      */
     async confirm(
       principal: Principal,
       runId: string,
       decision: "approve" | "reject",
       traceparent: string,
+      channel: ApprovalChannel,
       expected?: string,
     ): Promise<RunSnapshot> {
       const state = await load(principal, runId);
@@ -96,7 +99,7 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
       const now = nowMicros();
       const event: RunEvent = {
         type: "confirmation.decided",
-        data: { call_id, decision, deadline_at: shiftedDeadline(state, now), decided_at: now, ...(fingerprint ? { fingerprint } : {}) },
+        data: { call_id, decision, deadline_at: shiftedDeadline(state, now), decided_at: now, ...(fingerprint ? { fingerprint } : {}), channel },
       };
       return append(principal, runId, state, [event], true, traceparent);
     },

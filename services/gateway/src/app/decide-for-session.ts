@@ -1,4 +1,4 @@
-import type { PolicyPoint } from "@steward/contract";
+import type { ApprovalChannel, PolicyPoint } from "@steward/contract";
 import type { Logger } from "@steward/platform";
 import type { Principal } from "../adapters/http/auth";
 import type { McpMode } from "../domain/mcp-mode";
@@ -21,7 +21,7 @@ export type DecideForSession = (
   point: PolicyPoint,
   resource: { type: string; id: string },
   session: McpSessionRef,
-  options?: { runId?: string; traceparent?: string; toolSafety?: "read" | "write" },
+  options?: { runId?: string; traceparent?: string; toolSafety?: "read" | "write"; approvalChannel?: ApprovalChannel },
 ) => Promise<SessionDecision>;
 
 /** The deny code of a decision the PDP could not make (SPEC §7): nothing is run. */
@@ -38,6 +38,8 @@ export function createSessionDecider(deps: { decide: GatewayDecide; logger: Logg
     if (options.runId) context.run_id = options.runId;
     // A capability's own point is decided on the tool, whose safety the policy may test (Observe never writes).
     if (options.toolSafety) context.tool_safety = options.toolSafety;
+    // A confirmation decided through MCP names its channel: the default set admits only a person's (docs/security.md).
+    if (options.approvalChannel) context.approval_channel = options.approvalChannel;
     try {
       const d = await deps.decide(
         { tenantId: principal.tenantId, userId: principal.userId, tokenRoles: [...principal.roles], action: point, resource, context },

@@ -17,6 +17,8 @@ export interface RoutePolicy {
    * for both. A response that did not take it (a 400 after the guard) has it written before it leaves.
    */
   readonly recordWithWork?: boolean;
+  /** Attributes of the decision's context the route sets (the channel of an approval). */
+  readonly context?: Readonly<Record<string, string>>;
 }
 
 declare module "fastify" {
@@ -79,7 +81,7 @@ export function registerRouteGuard(app: FastifyInstance, deps: RouteGuardDeps): 
       resource = policy.resource;
     }
     const principal = await deps.authenticate(request.headers.authorization);
-    const pending = await deps.authorize(principal, policy.point, resource, traceparentOf(request), { deferRecord: policy.recordWithWork });
+    const pending = await deps.authorize(principal, policy.point, resource, traceparentOf(request), { deferRecord: policy.recordWithWork, context: policy.context });
     request.principal = principal;
     request.pendingPermit = pending ?? null;
   });

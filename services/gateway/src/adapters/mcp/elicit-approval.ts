@@ -2,7 +2,7 @@ import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotoco
 import type { RunOutcome } from "../../app/run-outcome";
 import { mayWrite } from "../../domain/mcp-mode";
 import { newTraceparent } from "../http/trace-context";
-import { McpToolFailure, type McpCall, type McpToolDeps } from "./tool";
+import type { McpCall, McpToolDeps } from "./tool";
 
 /**
  * The longest arguments a client's prompt shows. A person approves only what they were shown whole: a call with
@@ -22,11 +22,13 @@ const APPROVAL_SCHEMA: ElicitRequestFormParams["requestedSchema"] = {
 };
 
 /**
- * A write waiting for a person's approval, asked through the MCP client when it supports elicitation (docs/mcp.md):
- * the person sees the tool and its exact arguments; an answer is decided by the PDP (agent.run.control, naming the
- * session) and confirmed bound to the call's fingerprint, exactly as approve_call does. A client that cannot elicit,
- * a person who declines or cancels, or an Observe session: the waiting outcome is answered as it stands (approval
- * from the REST API, the CLI, the console or approve_call).
+ * A write waiting for a person's approval, asked through the MCP client when it supports elicitation (docs/mcp.md)
+ * and the tenant's policy admits that channel: the PDP decides agent.run.control with `approval_channel:
+ * "mcp_elicitation"` (naming the session) before the person is asked, and the default set forbids it, since the
+ * client that shows the prompt is the agent's host (docs/security.md). Admitted, the person sees the tool and its
+ * exact arguments, and an answer is confirmed bound to the call's fingerprint, recorded with its channel. A client
+ * that cannot elicit, a channel the policy does not admit, a person who declines or cancels, or an Observe
+ * session: the waiting outcome is answered as it stands (approval from the console, the CLI or the REST API).
  */
 export async function approveByElicitation(call: McpCall<unknown>, deps: McpToolDeps, outcome: RunOutcome, until: number): Promise<RunOutcome> {
   let current = outcome;
@@ -34,6 +36,11 @@ export async function approveByElicitation(call: McpCall<unknown>, deps: McpTool
     const waiting = current.waiting_for;
     if (!call.elicit || !mayWrite(call.session.mode) || waiting?.kind !== "confirmation" || !waiting.fingerprint || call.signal.aborted) return current;
     if (waiting.arguments.length > SHOWN_ARGUMENTS) return current;
+    const verdict = await deps.decide(call.principal, "agent.run.control", { type: "run", id: current.run_id }, call.session, {
+      runId: current.run_id,
+      approvalChannel: "mcp_elicitation",
+    });
+    if (!verdict.permit) return current;
     let reply: ElicitResult;
     try {
       reply = await call.elicit({
@@ -47,9 +54,7 @@ export async function approveByElicitation(call: McpCall<unknown>, deps: McpTool
     }
     const decision = reply.action === "accept" ? reply.content?.decision : undefined;
     if (decision !== "approve" && decision !== "reject") return current;
-    const verdict = await deps.decide(call.principal, "agent.run.control", { type: "run", id: current.run_id }, call.session, { runId: current.run_id });
-    if (!verdict.permit) throw new McpToolFailure(verdict.code, "the policy decision point denied agent.run.control");
-    await deps.controls.confirm(call.principal, current.run_id, decision, newTraceparent(), waiting.fingerprint);
+    await deps.controls.confirm(call.principal, current.run_id, decision, newTraceparent(), "mcp_elicitation", waiting.fingerprint);
     current = await deps.follow(call.principal, current.run_id, { waitMs: Math.max(0, until - Date.now()), signal: call.signal, onEvent: call.progress });
   }
   return current;

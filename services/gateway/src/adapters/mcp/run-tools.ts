@@ -50,7 +50,7 @@ function runQuestion(mode: McpMode): McpTool {
     description:
       "Starts a Steward run as you (like POST /v1/agents/runs) and waits for it to end or to need you, reporting its events as progress. " +
       (mayWrite(mode)
-        ? "A write tool the run calls waits for approve_call."
+        ? "A write tool the run calls waits for a person's approval."
         : "In an Observe session the run is an ask run: it reads, it never writes.") +
       " Returns run_id, state, answer, evidence, error and waiting_for.",
     input,
@@ -106,12 +106,14 @@ const answerQuestion: McpTool<typeof AnswerQuestion> = {
 const approveCall: McpTool<typeof ApproveCall> = {
   name: "approve_call",
   description:
-    "Approves or rejects the write your run waits for (waiting_for.kind confirmation), bound to its fingerprint: if the run now waits for another call, nothing is decided (10090). Then waits as run_question does.",
+    "Approves or rejects the write your run waits for (waiting_for.kind confirmation), bound to its fingerprint: if the run now waits for another call, nothing is decided (10090). Then waits as run_question does. " +
+    "A write is approved by a person: unless the tenant's policy opens this channel, approve in the console or the REST API instead (the call is denied).",
   input: ApproveCall,
   readOnly: false,
-  decision: (args) => ({ point: "agent.run.control", resource: { type: "run", id: args.run_id }, runId: args.run_id }),
+  // The approval's channel goes to the PDP: the default set forbids this one (docs/security.md).
+  decision: (args) => ({ point: "agent.run.control", resource: { type: "run", id: args.run_id }, runId: args.run_id, approvalChannel: "mcp_tool" }),
   async run(call, deps) {
-    await deps.controls.confirm(call.principal, call.args.run_id, call.args.decision, newTraceparent(), call.args.fingerprint);
+    await deps.controls.confirm(call.principal, call.args.run_id, call.args.decision, newTraceparent(), "mcp_tool", call.args.fingerprint);
     return deps.follow(call.principal, call.args.run_id, { waitMs: waitMsOf(call.args.wait_seconds), signal: call.signal, onEvent: call.progress });
   },
 };

@@ -81,8 +81,8 @@ export function createSessionServer(principal: Principal, session: McpSessionRef
       const first = check.Errors(args).First();
       return failure("10001", `the arguments are malformed${first?.path ? ` at ${first.path}` : ""}${first ? `: ${first.message}` : ""}`);
     }
-    const { point, resource, runId } = tool.decision(args, session);
-    const decision = await deps.decide(principal, point, resource, session, { runId });
+    const { point, resource, runId, approvalChannel } = tool.decision(args, session);
+    const decision = await deps.decide(principal, point, resource, session, { runId, approvalChannel });
     if (!decision.permit) return failure(decision.code, `the policy decision point denied ${point}`);
     const progressToken = extra._meta?.progressToken;
     const progress = (event: StoredRunEvent) => {

@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject } from "@sinclair/typebox";
-import type { PolicyPoint, StoredRunEvent } from "@steward/contract";
+import type { ApprovalChannel, PolicyPoint, StoredRunEvent } from "@steward/contract";
 import { StewardError, isPostgresUnavailable, type Logger } from "@steward/platform";
 import type { Principal } from "../http/auth";
 import type { CreateRun } from "../../app/create-run";
@@ -67,7 +67,7 @@ export interface McpTool<S extends TObject = TObject> {
   readonly input: S;
   readonly readOnly: boolean;
   /** The point and resource the PDP decides the call on (with the session in the context), and the run it names. */
-  decision(args: Static<S>, session: McpSessionRef): { point: PolicyPoint; resource: { type: string; id: string }; runId?: string };
+  decision(args: Static<S>, session: McpSessionRef): { point: PolicyPoint; resource: { type: string; id: string }; runId?: string; approvalChannel?: ApprovalChannel };
   run(call: McpCall<Static<S>>, deps: McpToolDeps): Promise<unknown>;
 }
 

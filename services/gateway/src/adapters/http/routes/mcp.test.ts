@@ -68,6 +68,7 @@ interface Decided {
   resource: string;
   session: string;
   mode: string;
+  channel?: string;
 }
 
 /** The gateway with fakes behind /mcp; tokens name users of tenants: "acme.alice", "acme.admin" (admin), "globex.eve". */
@@ -82,8 +83,9 @@ function appWithFakes(decided: Decided[], created: Created[], controlled: unknow
     events: async (id, page) => (id === WRITE_RUN ? writeEvents() : EVENTS).filter((e) => e.metadata.seq > page.after).slice(0, page.limit),
   };
   const feed: RunWakeups = { watch: () => ({ ready: Promise.resolve(), close: () => undefined }) };
-  const decide: DecideForSession = async (principal, point, resource, session) => {
-    decided.push({ user: principal.userId, point, resource: resource.id, session: session.id, mode: session.mode });
+  const decide: DecideForSession = async (principal, point, resource, session, options) => {
+    const channel = options?.approvalChannel ? { channel: options.approvalChannel } : {};
+    decided.push({ user: principal.userId, point, resource: resource.id, session: session.id, mode: session.mode, ...channel });
     const permit = point !== "agent.mcp.session" || resource.id !== "admin" || principal.roles.includes("admin");
     return { permit, code: permit ? "" : "60500" };
   };
@@ -109,8 +111,8 @@ function appWithFakes(decided: Decided[], created: Created[], controlled: unknow
       },
       controls: {
         answer: async (_p: unknown, runId: string, answer: string) => (controlled.push(["answer", runId, answer]), SNAPSHOT),
-        confirm: async (_p: unknown, runId: string, decision: string, _t: string, fingerprint?: string) => {
-          controlled.push(["confirm", runId, decision, fingerprint]);
+        confirm: async (_p: unknown, runId: string, decision: string, _t: string, channel: string, fingerprint?: string) => {
+          controlled.push(["confirm", runId, decision, channel, fingerprint]);
           if (runId === WRITE_RUN) writeRun.confirmed = true;
           return SNAPSHOT;
         },
@@ -238,16 +240,17 @@ describe("the /mcp endpoint", () => {
     expect(unbound.structuredContent).toMatchObject({ code: "10001" });
     await client.callTool({ name: "answer_question", arguments: { run_id: RUN_ID, answer: "EU", wait_seconds: 0 } });
     expect(controlled).toEqual([
-      ["confirm", RUN_ID, "approve", fingerprint],
+      ["confirm", RUN_ID, "approve", "mcp_tool", fingerprint],
       ["answer", RUN_ID, "EU"],
     ]);
     const found = (await client.callTool({ name: "search_capabilities", arguments: { query: "store a note" } })) as CallToolResult;
     expect(found.structuredContent).toEqual({ capabilities: [expect.objectContaining({ id: "tool:save_note", route: "write" })] });
-    expect(decided.filter((d) => d.session === sessionId).map((d) => [d.point, d.resource])).toEqual([
-      ["agent.mcp.session", "execute"],
-      ["agent.run.control", RUN_ID],
-      ["agent.run.control", RUN_ID],
-      ["agent.mcp.session", "execute"],
+    // The approval is decided naming its channel (the default policy set forbids it; here every decision permits).
+    expect(decided.filter((d) => d.session === sessionId).map((d) => [d.point, d.resource, d.channel])).toEqual([
+      ["agent.mcp.session", "execute", undefined],
+      ["agent.run.control", RUN_ID, "mcp_tool"],
+      ["agent.run.control", RUN_ID, undefined],
+      ["agent.mcp.session", "execute", undefined],
     ]);
   });
 
@@ -305,7 +308,8 @@ describe("the /mcp endpoint", () => {
     clients.push(client);
     const result = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 5 } })) as CallToolResult;
     expect(asked).toEqual([expect.stringContaining('save_note with {"title":"t"}')]);
-    expect(controlled).toEqual([["confirm", WRITE_RUN, "approve", FINGERPRINT]]);
+    expect(controlled).toEqual([["confirm", WRITE_RUN, "approve", "mcp_elicitation", FINGERPRINT]]);
+    expect(decided.filter((d) => d.user === "dora" && d.channel)).toEqual([expect.objectContaining({ point: "agent.run.control", resource: WRITE_RUN, channel: "mcp_elicitation" })]);
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toMatchObject({ run_id: WRITE_RUN, state: "succeeded", result_code: "ok", result: { saved: true } });
   });

@@ -140,7 +140,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
   api.post(
     "/v1/agents/runs/:id/confirmation",
     {
-      config: { policy: namedRunPolicy("agent.run.control"), ...NAMED_RUN },
+      config: { policy: { ...namedRunPolicy("agent.run.control"), context: { approval_channel: "api" } }, ...NAMED_RUN },
       schema: {
         ...controlSchema("Decide a confirmation", "Approves or rejects the tool call the run waits for (confirmation_required)."),
         body: ConfirmationBody,
@@ -148,7 +148,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       },
     },
     async (request) =>
-      deps.controls.confirm(principalOf(request), request.params.id, request.body.decision, traceparentOf(request), request.body.fingerprint),
+      deps.controls.confirm(principalOf(request), request.params.id, request.body.decision, traceparentOf(request), "api", request.body.fingerprint),
   );
 
   api.post(

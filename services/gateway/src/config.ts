@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { parseDatasetTenants } from "@steward/store";
 import { ConfigError, commonConfig, env, grpcTlsConfig, healthConfig, natsAuthConfig, readConfig, testHooks, testHooksConfig } from "@steward/platform";
 import { defaultPolicyDir } from "@steward/pdp";
+import { LOOPBACK_HOSTS, hostNames, originList } from "./adapters/http/host-origin";
 
 /** The SSE keep-alive comment interval (ms); an idle-socket timeout must leave room for it. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
@@ -11,6 +12,10 @@ export const gatewayConfigSpec = {
   ...commonConfig,
   GATEWAY_PORT: env.port(8080),
   GATEWAY_HOST: env.string("127.0.0.1"),
+  /** The host names requests may carry in Host, any port (docs/security.md): a DNS-rebinding page's name is refused. */
+  GATEWAY_ALLOWED_HOSTS: hostNames(LOOPBACK_HOSTS),
+  /** Origins a browser may call from besides the allowed hosts' own (a console served elsewhere); none by default. */
+  GATEWAY_ALLOWED_ORIGINS: originList,
   /** The operator's port (HEALTH_HOST:HEALTH_PORT): /healthz, /readyz and /metrics, never on the public port's /metrics. */
   ...healthConfig(8084),
   /** Time to receive a whole request, headers and body (ms). */

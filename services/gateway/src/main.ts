@@ -110,6 +110,7 @@ async function main(): Promise<void> {
     publisher: () => publisher,
   });
   const app = buildApp({
+    servedNames: { hosts: config.GATEWAY_ALLOWED_HOSTS, origins: config.GATEWAY_ALLOWED_ORIGINS },
     logger,
     // Decided once, at boot: on only in development (or a suite that asks for it), never with a JWKS issuer.
     devSignIn: devSignInFrom(config, jwtSecret),

@@ -43,6 +43,12 @@ const afterQuery = (rng: Rng): Record<string, string> => {
   return q;
 };
 const fixed = (path: string) => (): Target => ({ path });
+/** An object `depth` levels deep, built without recursion. */
+const nested = (depth: number): unknown => {
+  let value: unknown = "deep";
+  for (let i = 0; i < depth; i++) value = i % 2 === 0 ? { a: value } : [value];
+  return value;
+};
 const threadPath = (rng: Rng, suffix = ""): Target => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
 const proposalPath = (suffix: string) => (rng: Rng): Target => ({ path: `/v1/knowledge/proposals/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
 const adminRunPath = (suffix: string) => (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
@@ -242,6 +248,29 @@ export const ROUTES: readonly RouteSpec[] = [
         { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_run", arguments: { run_id: seededUuid(rng) } } },
         { jsonrpc: "2.0", method: "notifications/initialized" },
       ]),
+  }),
+  // JSON-RPC batches (refused whole: one request, one call, as the limits count) and arguments nested deeper than
+  // the gateway's bound (refused before anything reads them), at every size the generator bends them to.
+  route("POST /mcp (batch)", 2, {
+    target: fixed("/mcp"),
+    headers: (rng) => ({ accept: "application/json, text/event-stream", "mcp-session-id": seededUuid(rng) }),
+    body: (rng) =>
+      Array.from({ length: rng.pick([1, 2, 10, 100, 500]) }, (_, i) => ({
+        jsonrpc: "2.0",
+        id: i,
+        method: "tools/call",
+        params: { name: "invoke_capability", arguments: { capability_id: "tool:test_counter", arguments: {} } },
+      })),
+  }),
+  route("POST /mcp (nested arguments)", 2, {
+    target: fixed("/mcp"),
+    headers: (rng) => ({ accept: "application/json, text/event-stream", "mcp-session-id": seededUuid(rng) }),
+    body: (rng) => ({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: nested(rng.pick([8, 30, 33, 200, 1_000])) } },
+    }),
   }),
   route("GET /mcp", 1, { target: fixed("/mcp"), headers: (rng) => ({ accept: "text/event-stream", "mcp-session-id": seededUuid(rng) }) }),
   route("DELETE /mcp", 1, { target: fixed("/mcp"), headers: (rng): Record<string, string> => (rng.chance(0.8) ? { "mcp-session-id": seededUuid(rng) } : {}) }),

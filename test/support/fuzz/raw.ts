@@ -4,10 +4,10 @@ import type { Rng } from "./prng";
 /** HTTP/1.1 a fetch client cannot produce: bad methods and versions, bad framing, raw bytes, oversized heads. */
 export function rawRequest(rng: Rng, method: string, target: string, authorization: string | undefined): { bytes: Buffer; mutation: string } {
   const auth = authorization === undefined ? "" : `Authorization: ${authorization}\r\n`;
-  const head = (line: string, extra = "") => `${line}\r\nHost: gateway\r\n${auth}${extra}Connection: close\r\n\r\n`;
+  const head = (line: string, extra = "") => `${line}\r\nHost: localhost\r\n${auth}${extra}Connection: close\r\n\r\n`;
   const json = '{"input":"raw"}';
   const post = (framing: string, body: string) =>
-    `POST /v1/agents/runs HTTP/1.1\r\nHost: gateway\r\n${auth}Content-Type: application/json\r\n${framing}Connection: close\r\n\r\n${body}`;
+    `POST /v1/agents/runs HTTP/1.1\r\nHost: localhost\r\n${auth}Content-Type: application/json\r\n${framing}Connection: close\r\n\r\n${body}`;
   const [mutation, text] = rng.pick<readonly [string, string | Buffer]>([
     ["unknown method", head(`FUZZ ${target} HTTP/1.1`)],
     ["lower-case method", head(`${method.toLowerCase()} ${target} HTTP/1.1`)],
@@ -15,9 +15,9 @@ export function rawRequest(rng: Rng, method: string, target: string, authorizati
     ["HTTP/1.1 without Host", `${method} ${target} HTTP/1.1\r\n${auth}Connection: close\r\n\r\n`],
     ["HTTP/1.2", head(`${method} ${target} HTTP/1.2`)],
     ["HTTP/3.0", head(`${method} ${target} HTTP/3.0`)],
-    ["absolute form", head(`${method} http://gateway${target} HTTP/1.1`)],
+    ["absolute form", head(`${method} http://localhost${target} HTTP/1.1`)],
     ["asterisk form", head("OPTIONS * HTTP/1.1")],
-    ["bare LF", `${method} ${target} HTTP/1.1\nHost: gateway\n${auth.replace("\r\n", "\n")}Connection: close\n\n`],
+    ["bare LF", `${method} ${target} HTTP/1.1\nHost: localhost\n${auth.replace("\r\n", "\n")}Connection: close\n\n`],
     ["header without colon", head(`${method} ${target} HTTP/1.1`, "BadHeader\r\n")],
     ["space before colon", head(`${method} ${target} HTTP/1.1`, "X-Fuzz : 1\r\n")],
     ["obsolete line folding", head(`${method} ${target} HTTP/1.1`, "X-Fuzz: a\r\n b\r\n")],

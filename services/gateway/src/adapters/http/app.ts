@@ -3,6 +3,7 @@ import type { Logger, Readiness } from "@steward/platform";
 import { BODY_LIMIT, createErrorHandler, notFoundHandler } from "./problem";
 import { serverOptionsOf, type HttpLimits } from "./http-limits";
 import { answerUnmetExpectation, handleClientError, requireHost } from "./client-errors";
+import { LOOPBACK_HOSTS, hostNames, registerHostOriginCheck, type ServedNames } from "./host-origin";
 import { registerJsonBodyParser } from "./json-body";
 import { registerRateLimits, type RateLimitDeps } from "./rate-limit/register";
 import { registerRouteGuard, type RouteGuardDeps } from "./route-guard";
@@ -30,7 +31,11 @@ export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDep
   readonly http?: HttpLimits;
   /** Rate limits per tenant, user and client address over shared counters; none when absent (unit tests). */
   readonly rateLimits?: RateLimitDeps;
+  /** The host names and origins requests may name (GATEWAY_ALLOWED_HOSTS, GATEWAY_ALLOWED_ORIGINS); loopback when absent. */
+  readonly servedNames?: ServedNames;
 }
+
+const LOOPBACK: ServedNames = { hosts: hostNames(LOOPBACK_HOSTS)(undefined, "hosts"), origins: new Set() };
 
 /** The gateway's HTTP surface, without ports: main.ts listens, tests use inject(). */
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -55,6 +60,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setErrorHandler(handleError);
   useRouteSchemas(app);
   app.addHook("onRequest", requireHost);
+  registerHostOriginCheck(app, deps.servedNames ?? LOOPBACK);
   registerJsonBodyParser(app);
   // Before every route (and the not-found handler): a refused request never reaches one.
   if (deps.rateLimits) registerRateLimits(app, { ...deps.rateLimits, authenticate: deps.authenticate });

@@ -65,7 +65,7 @@ describe("HTTP limits", () => {
     apps.push(app);
     const socket = await open(port);
     // Headers that never end: a slow client holding a connection.
-    socket.write("POST /v1/agents/runs HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n");
+    socket.write("POST /v1/agents/runs HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n");
     const { received, afterMs } = await untilClosed(socket, 5_000);
     expect(received).toMatch(/^HTTP\/1\.1 408 /);
     expect(afterMs).toBeGreaterThanOrEqual(300);
@@ -85,7 +85,7 @@ describe("HTTP limits", () => {
     const { app, port } = await listening({ keepAliveTimeoutMs: 300 });
     apps.push(app);
     const socket = await open(port);
-    socket.write("GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
+    socket.write("GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n");
     const { received, afterMs } = await untilClosed(socket, 5_000);
     expect(received).toMatch(/^HTTP\/1\.1 200 /);
     expect(afterMs).toBeGreaterThanOrEqual(250);
@@ -95,7 +95,7 @@ describe("HTTP limits", () => {
     const { app, port } = await listening({ maxRequestsPerSocket: 2 });
     apps.push(app);
     const socket = await open(port);
-    const request = "GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n";
+    const request = "GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n";
     socket.write(request + request);
     const received = await untilReceived(socket, (r) => (r.match(/HTTP\/1\.1 /g) ?? []).length === 2, 5_000);
     socket.destroy();

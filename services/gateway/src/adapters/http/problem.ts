@@ -20,6 +20,7 @@ const titles: Record<number, string> = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   417: "Expectation Failed",
+  421: "Misdirected Request",
   422: "Unprocessable Content",
   429: "Too Many Requests",
   431: "Request Header Fields Too Large",

@@ -73,6 +73,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       maxRequestBodySize: BODY_LIMIT,
+      // The transport's own DNS-rebinding protection, behind the gateway's check of every request: a session
+      // answers only the Host (and the Origin, if any) its initialize came with.
+      enableDnsRebindingProtection: true,
+      allowedHosts: request.headers.host !== undefined ? [request.headers.host] : [],
+      allowedOrigins: request.headers.origin !== undefined ? [request.headers.origin] : [],
       onsessionclosed: () => sessions.close(id, CLOSE_REASONS.clientEnded),
     });
     transport.onclose = () => sessions.close(id, CLOSE_REASONS.transportClosed);

@@ -1,3 +1,5 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { useMcpClients } from "../support/mcp-clients";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { openEventStream, type SseClient } from "../support/sse";
 import { waitFor } from "../support/wait-for";
@@ -9,6 +11,7 @@ jest.setTimeout(120_000);
 describe("the gateway's open event streams: each user's and each tenant's share", () => {
   let platform: TestPlatform;
   const streams: SseClient[] = [];
+  const mcp = useMcpClients(() => platform.gatewayUrl);
 
   beforeAll(async () => {
     platform = await startTestPlatform({ GATEWAY_SSE_STREAMS_PER_USER: "2", GATEWAY_SSE_STREAMS_PER_TENANT: "3" });
@@ -17,6 +20,7 @@ describe("the gateway's open event streams: each user's and each tenant's share"
   });
   afterAll(async () => {
     for (const s of streams) s.close();
+    await mcp.closeAll();
     await platform?.teardown();
   });
 
@@ -60,5 +64,41 @@ describe("the gateway's open event streams: each user's and each tenant's share"
       { what: "ana's slot to be given back" },
     );
     await again.body?.cancel();
+  });
+
+  it("counts an MCP call waiting for its run in the same share: past it, a stream is refused and a wait answers at once", async () => {
+    const cy = await platform.token({ tenant: "initech", user: "cy" });
+    const { client } = await mcp.connect(cy, "execute");
+    // Each run_question reports its run's first events as progress once it follows the run, holding its slot.
+    const waits = [0, 1].map(() => {
+      const seen: string[] = [];
+      const answer = client.callTool({ name: "run_question", arguments: { input: "How long do I have to ask for a refund?" } }, undefined, {
+        onprogress: (p) => seen.push(String(p.message)),
+      }) as Promise<CallToolResult>;
+      return { seen, answer };
+    });
+    for (const wait of waits) await waitFor(() => (wait.seen.includes("run.queued") ? true : undefined), { what: "a run_question to follow its run" });
+    const [runs] = [(await platform.http("GET", "/v1/agents/runs", { token: cy })).body.items as Array<{ id: string }>];
+    expect(runs).toHaveLength(2);
+    const url = `${platform.gatewayUrl}/v1/agents/runs/${runs[0].id}/events`;
+    expect(await refused(url, cy)).toEqual([429, 10429]);
+    // A third wait finds the share full: the run as it stands, not a wait of 50 s.
+    const now = (await client.callTool({ name: "get_run", arguments: { run_id: runs[0].id, wait_seconds: 50 } })) as CallToolResult;
+    expect(now.structuredContent).toMatchObject({ run_id: runs[0].id, state: "queued", settled: false });
+
+    // A wait that ends gives its slot back: cancelling the run settles its run_question.
+    expect((await platform.http("POST", `/v1/agents/runs/${runs[0].id}/cancel`, { token: cy })).status).toBe(200);
+    const ended = await Promise.race(waits.map((w) => w.answer));
+    expect(ended.structuredContent).toMatchObject({ state: "cancelled" });
+    const stream = await waitFor(
+      async () => {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${cy}`, accept: "text/event-stream" } });
+        if (res.status === 200) return res;
+        await res.body?.cancel();
+        return undefined;
+      },
+      { what: "cy's slot to be given back" },
+    );
+    await stream.body?.cancel();
   });
 });

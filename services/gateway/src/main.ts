@@ -109,6 +109,12 @@ async function main(): Promise<void> {
     deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS,
     publisher: () => publisher,
   });
+  // The held follows of runs (event streams, MCP calls waiting for their run): each user's and tenant's share.
+  const streamSlots = createStreamSlots({
+    perUser: config.GATEWAY_SSE_STREAMS_PER_USER,
+    perTenant: config.GATEWAY_SSE_STREAMS_PER_TENANT,
+    max: config.GATEWAY_SSE_STREAMS_MAX,
+  });
   const app = buildApp({
     servedNames: { hosts: config.GATEWAY_ALLOWED_HOSTS, origins: config.GATEWAY_ALLOWED_ORIGINS },
     logger,
@@ -123,11 +129,7 @@ async function main(): Promise<void> {
     rateLimits: rateLimits.deps,
     pool,
     datasetTenants: config.DATASET_TENANTS,
-    streamSlots: createStreamSlots({
-      perUser: config.GATEWAY_SSE_STREAMS_PER_USER,
-      perTenant: config.GATEWAY_SSE_STREAMS_PER_TENANT,
-      max: config.GATEWAY_SSE_STREAMS_MAX,
-    }),
+    streamSlots,
     authenticate,
     authorize,
     policyAdmin,
@@ -139,7 +141,8 @@ async function main(): Promise<void> {
       decide: createSessionDecider({ decide, logger }),
       createRun,
       controls,
-      follow: createRunFollower({ reads: createRunReads({ pool }), feed }),
+      // An MCP call waiting for its run holds what an event stream holds: it counts against the same shares.
+      follow: createRunFollower({ reads: createRunReads({ pool }), feed, holdSlot: (principal) => streamSlots.tryTake(principal) }),
       capabilities: createCapabilityCatalogue(async () => (await toolExec.listTools({ deadlineMs: 2000 })).tools),
       grantedDatasets: (tenantId, userId) => datasetsFor(pool, config.DATASET_TENANTS, tenantId, userId),
       adminRuns: createAdminRunReads({ pool, logger }),

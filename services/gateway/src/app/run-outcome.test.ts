@@ -1,5 +1,5 @@
 import type { RunSnapshot, StoredRunEvent } from "@steward/contract";
-import { outcomeOf, waitingOf } from "./run-outcome";
+import { createRunFollower, outcomeOf, waitingOf } from "./run-outcome";
 
 const event = (seq: number, type: string, data: Record<string, unknown> = {}) => ({ type, data, metadata: { seq } }) as unknown as StoredRunEvent;
 const snapshot = (state: string, output: unknown = null) => ({ id: "r1", state, output, error: null }) as unknown as RunSnapshot;
@@ -24,5 +24,41 @@ describe("what a run waits for, from its events", () => {
       answer: "EU",
       evidence: [{ document_id: "d" }],
     });
+  });
+});
+
+describe("following a run holds a slot of the caller's share", () => {
+  const principal = { tenantId: "acme", userId: "mo", roles: ["member"] };
+  const running = snapshot("running");
+  const fixture = (slot: "free" | "full") => {
+    const held: string[] = [];
+    const reads = { count: 0 };
+    const follow = createRunFollower({
+      reads: { get: async () => (reads.count++, running), events: async () => [], list: async () => ({ items: [], total: 0 }), finished: async () => false },
+      feed: { watch: () => ({ ready: Promise.resolve(), close: () => undefined }) },
+      pollMs: 5,
+      holdSlot: () => {
+        if (slot === "full") return null;
+        held.push("taken");
+        return () => held.push("released");
+      },
+    });
+    return { follow, held, reads };
+  };
+
+  it("while it waits, and gives it back when the wait ends", async () => {
+    const { follow, held } = fixture("free");
+    const outcome = await follow(principal, "r1", { waitMs: 30 });
+    expect(outcome).toMatchObject({ state: "running", settled: false });
+    expect(held).toEqual(["taken", "released"]);
+  });
+
+  it("answers the run as it stands, without waiting, when the share is full", async () => {
+    const { follow, held, reads } = fixture("full");
+    const outcome = await follow(principal, "r1", { waitMs: 60_000 });
+    expect(outcome).toMatchObject({ state: "running", settled: false });
+    // The ownership check and one read: no re-read every 5 ms for a minute.
+    expect(reads.count).toBe(2);
+    expect(held).toEqual([]);
   });
 });

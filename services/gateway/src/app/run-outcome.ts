@@ -80,10 +80,29 @@ export function outcomeOf(snapshot: RunSnapshot, events: readonly StoredRunEvent
  * PostgreSQL in order (each reported once), woken by the run feed, with a re-read every `pollMs` as the safety
  * net (as the event stream does). The caller's ownership is checked by the first read (404 otherwise).
  */
-export function createRunFollower(deps: { reads: RunReads; feed: RunWakeups; pollMs?: number }) {
+export function createRunFollower(deps: {
+  reads: RunReads;
+  feed: RunWakeups;
+  pollMs?: number;
+  /**
+   * A slot of the caller's share of held follows (the event streams' shares, docs/streaming.md), or null when the
+   * share is full: then the run is read once and answered as it stands (`settled: false` if it goes on).
+   */
+  holdSlot?: (principal: Principal) => (() => void) | null;
+}) {
   const pollMs = deps.pollMs ?? 2000;
-  return async function follow(principal: Principal, runId: string, options: FollowOptions): Promise<RunOutcome> {
+  return async function follow(principal: Principal, runId: string, asked: FollowOptions): Promise<RunOutcome> {
     await deps.reads.get(principal, runId);
+    const release = asked.waitMs > 0 && deps.holdSlot ? deps.holdSlot(principal) : undefined;
+    const options = release === null ? { ...asked, waitMs: 0 } : asked;
+    try {
+      return await followHeld(principal, runId, options);
+    } finally {
+      release?.();
+    }
+  };
+
+  async function followHeld(principal: Principal, runId: string, options: FollowOptions): Promise<RunOutcome> {
     let wake: (() => void) | null = null;
     // A wake-up that came while reading: the next wait is skipped, so it is not lost.
     let woken = false;
@@ -128,7 +147,7 @@ export function createRunFollower(deps: { reads: RunReads; feed: RunWakeups; pol
     } finally {
       watch.close();
     }
-  };
+  }
 }
 
 export type FollowRun = ReturnType<typeof createRunFollower>;

@@ -29,6 +29,17 @@ describe("the gateway's event stream slots", () => {
     expect(() => slots.take(bob)).toThrow(UnavailableError);
   });
 
+  it("answers null instead of refusing with tryTake, and counts what it holds in the same shares", () => {
+    const slots = createStreamSlots({ perUser: 2, perTenant: 10, max: 10 });
+    slots.take(ana);
+    const held = slots.tryTake(ana);
+    expect(held).not.toBeNull();
+    expect(slots.tryTake(ana)).toBeNull();
+    expect(() => slots.take(ana)).toThrow(RateLimitedError);
+    held!();
+    expect(slots.tryTake(ana)).not.toBeNull();
+  });
+
   it("keeps a user of one tenant apart from the same user name in another", () => {
     const slots = createStreamSlots({ perUser: 1, perTenant: 10, max: 10 });
     slots.take({ tenantId: "acme", userId: "x" });

@@ -274,7 +274,7 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       try {
         const ask = { principal: { tenantId: "acme", userId: "alice", roles: [], rolesFromToken: false }, action: "knowledge.document.read", resource: { type: "tool", id: "x" }, context: {} };
         expect(await outcome(() => pdp.decide(ask))).toBe(grpcStatus.PERMISSION_DENIED);
-        expect(await outcome(() => admin.listPolicySets({ tenantId: "acme" }))).toBe("ok");
+        expect(await outcome(() => admin.listPolicySets({ tenantId: "acme", beforeVersion: 0, limit: 10 }))).toBe("ok");
       } finally {
         pdp.close();
         admin.close();

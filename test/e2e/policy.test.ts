@@ -88,6 +88,33 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     expect(activated.body).toMatchObject({ version: 2, status: "active" });
   });
 
+  it("pages a tenant's policy sets, newest first, however large they are: every version is listed, none twice", async () => {
+    const owner = await platform.token({ tenant: "bulky", user: "bo", roles: ["admin"] });
+    const first = await platform.http("GET", "/v1/admin/policies", { token: owner });
+    const base = first.body.items[0].policies as string;
+    // 22 sets of about 195 KiB each (the largest a set may be is 200,000 characters): together more than one gRPC
+    // message (4 MiB) or one answer should hold.
+    const padding = `// ${"p".repeat(120)}\n`.repeat(Math.floor((195 * 1024 - base.length) / 124));
+    for (let i = 0; i < 22; i++) {
+      const uploaded = await platform.http("POST", "/v1/admin/policies", { token: owner, body: { policies: `// set ${i}\n${padding}${base}` } });
+      expect(uploaded.status).toBe(201);
+    }
+    const versions: number[] = [];
+    let query = "";
+    for (let pages = 0; pages < 5; pages++) {
+      const page = await platform.http("GET", `/v1/admin/policies${query}`, { token: owner });
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(10);
+      versions.push(...page.body.items.map((s: { version: number }) => s.version));
+      if (page.body.next_before === null) break;
+      query = `?before=${page.body.next_before}`;
+    }
+    expect(versions).toEqual(Array.from({ length: 23 }, (_, i) => 23 - i));
+    const small = await platform.http("GET", "/v1/admin/policies?limit=2", { token: owner });
+    expect(small.body).toMatchObject({ items: [{ version: 23 }, { version: 22 }], next_before: 22 });
+    expect((await platform.http("GET", "/v1/admin/policies?limit=11", { token: owner })).status).toBe(400);
+  });
+
   it("a dry run of a set whose forbid errors answers the deny a live call would get: 60503, naming the policy", async () => {
     const active = (await platform.http("GET", "/v1/admin/policies", { token: admin })).body.items.find((s: { status: string }) => s.status === "active");
     const erroring = `${active.policies}\n@id("overflowing-forbid")\nforbid (principal, action == Steward::Action::"knowledge.document.read", resource) when { context.step_no + 9223372036854775807 + 1 > 0 };`;

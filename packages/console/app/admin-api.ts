@@ -94,7 +94,8 @@ export interface TenantStatus {
 const v = (version: number) => encodeURIComponent(String(version));
 
 export const policies = {
-  list: () => api<{ items: PolicySet[] }>("GET", "/v1/admin/policies"),
+  // The newest ten, newest first (the API pages the rest with `before`).
+  list: () => api<{ items: PolicySet[]; next_before: number | null }>("GET", "/v1/admin/policies"),
   get: (version: number) => api<PolicySet>("GET", `/v1/admin/policies/${v(version)}`),
   upload: (text: string) => api<PolicySet>("POST", "/v1/admin/policies", { policies: text }),
   validate: (text: string) => api<Validation>("POST", "/v1/admin/policies/validate", { policies: text }),

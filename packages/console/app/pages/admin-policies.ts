@@ -28,7 +28,7 @@ export function renderPolicies(main: HTMLElement): () => void {
     const current = active();
     replace(
       body,
-      ...[...sets].reverse().map((s) =>
+      ...sets.map((s) =>
         h(
           "tr",
           { "data-version": String(s.version) },

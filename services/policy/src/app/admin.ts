@@ -17,6 +17,12 @@ export class AdminNotFoundError extends Error {
   }
 }
 
+/**
+ * The most sets one page of the list holds: a set is at most 200,000 characters (the gateway's bound), so a page
+ * of the largest stays well inside one gRPC message (4 MiB) and one answer.
+ */
+export const POLICY_LIST_PAGE = 10;
+
 /** Administration of policy sets, elevations and the decision log; every write is validated first. */
 export function createPolicyAdmin(deps: {
   store: PolicySetStore;
@@ -33,7 +39,9 @@ export function createPolicyAdmin(deps: {
 
   return {
     validate: (text: string) => deps.engine.validate(text),
-    list: (tenantId: string) => deps.store.list(tenantId),
+    /** A page of the tenant's sets, newest first (at most POLICY_LIST_PAGE: a page of the largest sets fits one gRPC message). */
+    list: (tenantId: string, page: { before: number; limit: number }) =>
+      deps.store.list(tenantId, { before: Math.max(0, page.before), limit: Math.min(POLICY_LIST_PAGE, Math.max(1, page.limit || POLICY_LIST_PAGE)) }),
     get: async (tenantId: string, version: number) => found(await deps.store.get(tenantId, version), `version ${version}`),
     async upload(tenantId: string, text: string, createdBy: string): Promise<PolicySetRow> {
       const report = deps.engine.validate(text);

@@ -15,7 +15,8 @@ export interface PolicySetRow {
 export interface PolicySetStore {
   active(tenantId: string): Promise<PolicySetRow | null>;
   get(tenantId: string, version: number): Promise<PolicySetRow | null>;
-  list(tenantId: string): Promise<PolicySetRow[]>;
+  /** A page of the tenant's sets, newest first: at most `limit` below version `before` (0: from the newest). */
+  list(tenantId: string, page: { before: number; limit: number }): Promise<{ rows: PolicySetRow[]; hasMore: boolean }>;
   /** Installs the default set as active version 1 for a tenant that has none; a no-op otherwise. */
   installDefault(tenantId: string, policies: string, policyIds: readonly string[]): Promise<void>;
   addDraft(tenantId: string, policies: string, policyIds: readonly string[], createdBy: string): Promise<PolicySetRow>;
@@ -33,8 +34,12 @@ export function createPgPolicySetStore(pool: Pool): PolicySetStore {
       const { rows } = await pool.query<PolicySetRow>(`SELECT ${COLUMNS} FROM policy_sets WHERE tenant_id = $1 AND status = 'active'`, [tenantId]);
       return rows[0] ?? null;
     },
-    async list(tenantId) {
-      return (await pool.query<PolicySetRow>(`SELECT ${COLUMNS} FROM policy_sets WHERE tenant_id = $1 ORDER BY version`, [tenantId])).rows;
+    async list(tenantId, page) {
+      const { rows } = await pool.query<PolicySetRow>(
+        `SELECT ${COLUMNS} FROM policy_sets WHERE tenant_id = $1 AND ($2::int = 0 OR version < $2) ORDER BY version DESC LIMIT $3`,
+        [tenantId, page.before, page.limit + 1],
+      );
+      return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
     },
     async installDefault(tenantId, policies, policyIds) {
       await pool.query(

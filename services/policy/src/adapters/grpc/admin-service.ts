@@ -68,7 +68,11 @@ export function policyAdminService(admin: PolicyAdmin, logger: Logger): PolicyAd
     return id;
   };
   return {
-    listPolicySets: (call, cb) => respond(async () => ({ sets: (await admin.list(tenant(call.request.tenantId))).map(setInfo) }), cb),
+    listPolicySets: (call, cb) =>
+      respond(async () => {
+        const page = await admin.list(tenant(call.request.tenantId), { before: call.request.beforeVersion, limit: call.request.limit });
+        return { sets: page.rows.map(setInfo), hasMore: page.hasMore };
+      }, cb),
     getPolicySet: (call, cb) => respond(async () => setInfo(await admin.get(tenant(call.request.tenantId), call.request.version)), cb),
     uploadPolicySet: (call, cb) =>
       respond(async () => setInfo(await admin.upload(tenant(call.request.tenantId), call.request.policies, call.request.createdBy)), cb),

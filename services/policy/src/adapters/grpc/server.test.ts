@@ -59,7 +59,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
   it("installs the default set for a new tenant and permits a member by the named policy", async () => {
     const d = await ask(replicas[0], { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true });
     expect(d).toMatchObject({ permit: true, code: "", policyIds: ["member-runs"] });
-    const sets = await replicas[0].admin.listPolicySets({ tenantId: "acme" });
+    const sets = await replicas[0].admin.listPolicySets({ tenantId: "acme", beforeVersion: 0, limit: 10 });
     expect(sets.sets.map((s) => [s.version, s.status])).toEqual([[1, "active"]]);
   });
 
@@ -96,7 +96,7 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
   it("refuses to store a set that does not validate, with the reason", async () => {
     const bad = replicas[0].admin.uploadPolicySet({ tenantId: "acme", policies: '@id("x")\npermit (principal, action == Steward::Action::"nope", resource);', createdBy: "root" });
     await expect(bad).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining("nope") });
-    expect((await replicas[0].admin.listPolicySets({ tenantId: "acme" })).sets).toHaveLength(1);
+    expect((await replicas[0].admin.listPolicySets({ tenantId: "acme", beforeVersion: 0, limit: 10 })).sets).toHaveLength(1);
   });
 
   it("dry-runs a draft, then activation reaches every replica at once", async () => {

@@ -32,6 +32,13 @@ const PoliciesBody = Type.Object(
   { policies: Type.String({ minLength: 1, maxLength: 200_000, description: "Cedar policies" }) },
   { additionalProperties: false, examples: [{ policies: 'permit (principal, action == Action::"agent.run.read", resource);' }] },
 );
+const PolicyListQuery = Type.Object(
+  {
+    before: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,8}$", description: "Only versions below this one" })),
+    limit: Type.Optional(Type.String({ pattern: "^([1-9]|10)$", description: "At most this many sets (default 10)" })),
+  },
+  { additionalProperties: false },
+);
 const DryRunBody = Type.Object(
   {
     // int32 on the wire (PolicyAdmin.DryRun): a larger number is a bad request, not a failed encoding.
@@ -171,11 +178,22 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
     "/v1/admin/policies",
     {
       config: POLICY_ADMIN,
-      schema: { ...policies("List policy sets", "The tenant's policy sets."), response: { 200: Type.Object({ items: Type.Array(PolicySet) }), ...problemResponses() } },
+      schema: {
+        ...policies(
+          "List policy sets",
+          "The tenant's policy sets, newest first, a page at a time: at most `limit` (1-10, default 10) below version `before`. `next_before` is the `before` of the next page, null on the last.",
+        ),
+        querystring: PolicyListQuery,
+        response: { 200: Type.Object({ items: Type.Array(PolicySet), next_before: Type.Union([Type.Integer(), Type.Null()]) }), ...problemResponses() },
+      },
     },
     async (request) => {
-      const { sets } = await call(deps.policyAdmin.listPolicySets({ tenantId: principalOf(request).tenantId }));
-      return { items: sets.map(setView) };
+      const q = request.query;
+      const page = await call(
+        deps.policyAdmin.listPolicySets({ tenantId: principalOf(request).tenantId, beforeVersion: Number(q.before ?? 0), limit: Number(q.limit ?? 10) }),
+      );
+      const items = page.sets.map(setView);
+      return { items, next_before: page.hasMore && items.length > 0 ? items[items.length - 1].version : null };
     },
   );
 

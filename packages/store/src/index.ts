@@ -30,7 +30,15 @@ export { archiveThread } from "./threads/archive-thread";
 export { forkThread, type ForkThreadInput, type ForkThreadOutcome } from "./threads/fork-thread";
 export { findOwnThreadState, listOwnThreads, listThreadRuns, findThreadByIdempotencyKey } from "./threads/queries";
 export { chunkText } from "./knowledge/chunk";
-export { addDocument, insertDocument, type NewDocument, type SqlRunner, type DocumentProvenance } from "./knowledge/add-document";
+export {
+  addDocument,
+  insertDocument,
+  KNOWLEDGE_DOCUMENTS_PER_TENANT,
+  KnowledgeFullError,
+  type NewDocument,
+  type SqlRunner,
+  type DocumentProvenance,
+} from "./knowledge/add-document";
 export { searchKnowledge } from "./knowledge/search";
 export { listDocuments, deleteDocument, readDocument, type DocumentSummary, type KnowledgeDocument } from "./knowledge/documents";
 export { readBacklog, type Backlog } from "./status/backlog";

@@ -1,7 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import type { Pool } from "@steward/platform";
-import { addDocument, insertDocument } from "@steward/store";
+import { addDocument, insertDocument, KnowledgeFullError } from "@steward/store";
 import type { ToolDefinition } from "../../domain/tool";
+
+/** save_note's result code when the tenant's knowledge base holds as many documents as it may. */
+const KNOWLEDGE_FULL = "KNOWLEDGE_FULL";
 
 const Input = Type.Object(
   {
@@ -29,9 +32,15 @@ export function saveNoteTool(pool: Pool): ToolDefinition<typeof Input> {
     exploration: false,
     async run(ctx, input) {
       const doc = { tenantId: ctx.tenantId, title: input.title.trim(), body: input.body };
-      // Saved with the call's idempotency record: exactly once, whatever fails between the two.
-      const id = ctx.transaction ? await insertDocument(ctx.transaction, doc) : await addDocument(pool, doc);
-      return { result: { saved: id, title: input.title.trim() } };
+      try {
+        // Saved with the call's idempotency record: exactly once, whatever fails between the two.
+        const id = ctx.transaction ? await insertDocument(ctx.transaction, doc) : await addDocument(pool, doc);
+        return { result: { saved: id, title: input.title.trim() } };
+      } catch (err) {
+        if (!(err instanceof KnowledgeFullError)) throw err;
+        // Refused before anything was written: the run learns why, and the record keeps the answer.
+        return { resultCode: KNOWLEDGE_FULL, result: { error_code: KNOWLEDGE_FULL, max: err.max, note: "the knowledge base is full; nothing was saved, do not try again" } };
+      }
     },
   };
 }

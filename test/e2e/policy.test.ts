@@ -115,6 +115,18 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     expect((await platform.http("GET", "/v1/admin/policies?limit=11", { token: owner })).status).toBe(400);
   });
 
+  it("refuses a set nesting deeper than Cedar's stack takes, and the policy service goes on deciding for every tenant", async () => {
+    // 10,000 nested parentheses overflowed the stack inside Cedar's module, which then failed every later call.
+    const deep = `@id("deep")\npermit (principal, action, resource) when { ${"(".repeat(10_000)}true${")".repeat(10_000)} };`;
+    const checked = await platform.http("POST", "/v1/admin/policies/validate", { token: admin, body: { policies: deep } });
+    expect(checked.body).toMatchObject({ valid: false, issues: [{ message: expect.stringContaining("nests deeper than 32") }] });
+    const uploaded = await platform.http("POST", "/v1/admin/policies", { token: admin, body: { policies: deep } });
+    expect(uploaded.status).toBe(422);
+    // A tenant never seen before: the policy service installs its default set, parsed by the same module.
+    const newcomer = await platform.token({ tenant: "newcomer", user: "nia" });
+    expect((await platform.http("GET", "/v1/agents/runs", { token: newcomer })).status).toBe(200);
+  });
+
   it("a dry run of a set whose forbid errors answers the deny a live call would get: 60503, naming the policy", async () => {
     const active = (await platform.http("GET", "/v1/admin/policies", { token: admin })).body.items.find((s: { status: string }) => s.status === "active");
     const erroring = `${active.policies}\n@id("overflowing-forbid")\nforbid (principal, action == Steward::Action::"knowledge.document.read", resource) when { context.step_no + 9223372036854775807 + 1 > 0 };`;

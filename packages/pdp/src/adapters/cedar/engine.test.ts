@@ -236,3 +236,16 @@ describe("the Cedar engine", () => {
     });
   });
 });
+
+describe("a set nesting too deep for Cedar's stack", () => {
+  const deep = (n: number) => `@id("deep")\npermit (principal, action, resource) when { ${"(".repeat(n)}true${")".repeat(n)} };`;
+
+  it("is refused before Cedar parses it, and the engine goes on serving every tenant", () => {
+    // 10,000 nested parentheses overflowed the stack inside Cedar's module and broke it for every later call.
+    expect(engine.validate(deep(10_000))).toMatchObject({ valid: false, issues: [{ policyId: "", message: expect.stringContaining("nests deeper than 32") }] });
+    expect(engine.validate(`@id("long")\npermit (principal, action, resource) when { ${Array(3000).fill("1").join(" + ")} > 0 };`)).toMatchObject({ valid: false });
+    expect(engine.validate(defaults).valid).toBe(true);
+    expect(ask("t1@1", ["member"], "agent.run.create").permit).toBe(true);
+    expect(engine.validate(deep(20)).valid).toBe(true);
+  });
+});

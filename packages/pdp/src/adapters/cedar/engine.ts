@@ -2,6 +2,7 @@ import { setFlagsFromString } from "node:v8";
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { createLru } from "../../domain/lru";
 import { contextAsRead, contextReads, type ContextReads } from "../../domain/context-reads";
+import { policyBoundsIssue } from "../../domain/policy-bounds";
 
 export interface ValidationIssue {
   readonly policyId: string;
@@ -118,6 +119,9 @@ export function createCedarEngine(schemaText: string, options: CedarEngineOption
   }
 
   function validate(text: string): ValidatedPolicySet {
+    // Refused before Cedar parses it: a deep enough policy would overflow the stack inside the module and break it.
+    const tooDeep = policyBoundsIssue(text);
+    if (tooDeep) return { valid: false, issues: [{ policyId: "", message: tooDeep }], policies: {} };
     const parts = cedar.policySetTextToParts(text);
     if (parts.type === "failure") {
       return { valid: false, issues: parts.errors.map((e) => ({ policyId: "", message: e.message })), policies: {} };

@@ -39,6 +39,20 @@ describe("the gateway's open event streams: each user's and each tenant's share"
     return [res.status, ((await res.json()) as { code: number }).code];
   };
 
+  /** Waits until a stream opens again (a slot given back once the gateway sees its holder go), then closes it. */
+  const reopened = async (url: string, token: string, what: string) => {
+    const res = await waitFor(
+      async () => {
+        const answer = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
+        if (answer.status === 200) return answer;
+        await answer.body?.cancel();
+        return undefined;
+      },
+      { what },
+    );
+    await res.body?.cancel();
+  };
+
   it("refuses a user past its share and a tenant past its share with 429, while another tenant still streams", async () => {
     const ana = await platform.token({ tenant: "acme", user: "ana" });
     const bob = await platform.token({ tenant: "acme", user: "bob" });
@@ -54,16 +68,7 @@ describe("the gateway's open event streams: each user's and each tenant's share"
     await open(await queuedRun(gil), gil);
     // A stream closed gives its slot back (once the gateway sees the client go).
     first.close();
-    const again = await waitFor(
-      async () => {
-        const res = await fetch(anaRun, { headers: { authorization: `Bearer ${ana}`, accept: "text/event-stream" } });
-        if (res.status === 200) return res;
-        await res.body?.cancel();
-        return undefined;
-      },
-      { what: "ana's slot to be given back" },
-    );
-    await again.body?.cancel();
+    await reopened(anaRun, ana, "ana's slot to be given back");
   });
 
   it("counts an MCP call waiting for its run in the same share: past it, a stream is refused and a wait answers at once", async () => {
@@ -90,15 +95,6 @@ describe("the gateway's open event streams: each user's and each tenant's share"
     expect((await platform.http("POST", `/v1/agents/runs/${runs[0].id}/cancel`, { token: cy })).status).toBe(200);
     const ended = await Promise.race(waits.map((w) => w.answer));
     expect(ended.structuredContent).toMatchObject({ state: "cancelled" });
-    const stream = await waitFor(
-      async () => {
-        const res = await fetch(url, { headers: { authorization: `Bearer ${cy}`, accept: "text/event-stream" } });
-        if (res.status === 200) return res;
-        await res.body?.cancel();
-        return undefined;
-      },
-      { what: "cy's slot to be given back" },
-    );
-    await stream.body?.cancel();
+    await reopened(url, cy, "cy's slot to be given back");
   });
 });

@@ -2,11 +2,13 @@
 # Prepares this machine to run Steward as containers, with rootful podman behind a Docker-compatible socket:
 # installs podman/runc/debootstrap (and podman-compose, for compose.yaml) when missing, writes its own containers.conf and storage.conf, makes a
 # Debian base image with debootstrap (nothing can be pulled here), builds the node, PostgreSQL, NATS and
-# Steward images on it, starts the API socket and prints `export DOCKER_HOST=...` as its last line.
-# Idempotent: a second run reuses the base, the cached layers and the running socket.
+# Steward images on it, makes the internal planes' keys and passwords for compose.yaml, starts the API socket and
+# prints `export DOCKER_HOST=...` as its last line.
+# Idempotent: a second run reuses the base, the cached layers, the planes' keys and passwords, and the running socket.
 #
 #   STEWARD_CONTAINERS_HOME  where images, configuration and the socket live (default /var/tmp/steward-containers)
 #   STEWARD_IMAGE_TAG        tag of the Steward image it builds (default dev)
+#   STEWARD_PLANES           the private folder of certificates and passwords (default $STEWARD_CONTAINERS_HOME/planes)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -101,7 +103,16 @@ build localhost/steward-postgres:15 "$here/postgres.Containerfile" "$here"
 build localhost/steward-nats:2.9 "$here/nats.Containerfile" "$here"
 build "localhost/steward:$tag" "$here/Containerfile" "$repo"
 
-# 6. The Docker-compatible API socket (left running; `stop.sh` ends it).
+# 6. The internal planes (SPEC §10): a CA and a certificate per service, a NATS user per service, a PostgreSQL role
+#    password per service, the owner's password and the gateway's JWT secret, made by the Steward image itself
+#    (infra/containers/planes.cjs; its openssl and node) in a folder only root may open. Kept across runs; a
+#    certificate near its end is made again. compose.yaml mounts from it.
+planes="${STEWARD_PLANES:-$home/planes}"
+mkdir -p "$planes"
+chmod 700 "$planes"
+podman run --rm --user 0 -v "$planes:/planes" "localhost/steward:$tag" planes /planes
+
+# 7. The Docker-compatible API socket (left running; `stop.sh` ends it).
 answers() { curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; }
 # A service whose working directory was deleted (it was started from a checkout since removed) still answers
 # pings but cannot start a container (conmon: "Failed to get working directory"; the API: "write child: broken

@@ -1,7 +1,8 @@
-// A development certificate authority and one certificate per service, for mutual TLS between Steward's
-// services on this machine (`npm start`, the test suites). Made with the openssl CLI (node:crypto cannot sign
-// X.509); kept under the given folder and reused while valid. Not for production: there, the operator's own
-// CA issues the certificates (docs/operations.md).
+// A certificate authority of Steward's own and one certificate per service, for mutual TLS between Steward's
+// services: `npm start` and the test suites on this machine (a development CA), and the container deployment's
+// planes folder (infra/containers/planes.cjs, a CA of that deployment alone, which its operator may replace with
+// their own CA's certificates; docs/operations.md). Made with the openssl CLI (node:crypto cannot sign X.509);
+// kept under the given folder and reused while valid.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const { X509Certificate } = require("node:crypto");
@@ -37,11 +38,11 @@ function usable(certFile, ca) {
   }
 }
 
-function makeCa(dir) {
+function makeCa(dir, subject) {
   const { cert, key } = filesOf(dir, "ca");
   openssl([
     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-    "-keyout", key, "-out", cert, "-days", String(CA_DAYS), "-subj", "/O=Steward/CN=Steward development CA",
+    "-keyout", key, "-out", cert, "-days", String(CA_DAYS), "-subj", subject,
     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
   ], dir);
   chmodSync(key, 0o600);
@@ -72,14 +73,14 @@ function makeServiceCert(dir, name) {
 }
 
 /**
- * Makes sure `dir` holds a development CA and a certificate for each of `names` (default: the four services),
- * making what is missing, expiring or not signed by the CA. Returns the file paths and, per service, the
- * STEWARD_TLS_* variables that point at them.
+ * Makes sure `dir` holds a CA (subject `caSubject`, default the development CA's) and a certificate for each of
+ * `names` (default: the four services), making what is missing, expiring or not signed by the CA. Returns the
+ * file paths and, per service, the STEWARD_TLS_* variables that point at them.
  */
-function ensureDevPki(dir, names = services) {
+function ensureDevPki(dir, names = services, caSubject = "/O=Steward/CN=Steward development CA") {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ca = filesOf(dir, "ca");
-  if (!usable(ca.cert, null) || !existsSync(ca.key)) makeCa(dir);
+  if (!usable(ca.cert, null) || !existsSync(ca.key)) makeCa(dir, caSubject);
   const caCert = new X509Certificate(readFileSync(ca.cert));
   const env = {};
   for (const name of names) {

@@ -1,8 +1,7 @@
 // What `npm start` sets up so that the services trust only each other (SPEC §10): mutual TLS on gRPC (a
 // development CA and a certificate per service), a NATS user per service on the nats-server it runs itself,
 // and a PostgreSQL role per service. The passwords live in the Steward home (credentials.json, private).
-import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { root } from "./paths.mjs";
@@ -10,27 +9,14 @@ import { root } from "./paths.mjs";
 const require = createRequire(import.meta.url);
 const { ensureDevPki, services } = require("./dev-pki.cjs");
 const { enableServiceLogins } = require("./service-roles.cjs");
+const { keptSecrets } = require("./kept-secrets.cjs");
 
 /** The services that talk to NATS (tool-exec does not, and has no user). */
 const natsServices = ["gateway", "agent-runner", "policy"];
 
 /** This home's passwords (NATS users, PostgreSQL roles), made once and kept, readable by this user only. */
 export function localCredentials(home) {
-  const file = join(home, "credentials.json");
-  const creds = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
-  let changed = false;
-  const fill = (group, names) => {
-    creds[group] ??= {};
-    for (const name of names) {
-      if (creds[group][name]) continue;
-      creds[group][name] = randomBytes(24).toString("base64url");
-      changed = true;
-    }
-  };
-  fill("nats", [...services, "operator"]);
-  fill("postgres", services);
-  if (changed) writeFileSync(file, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
-  return creds;
+  return keptSecrets(join(home, "credentials.json"), { nats: [...services, "operator"], postgres: services });
 }
 
 /** Writes the nats-server configuration with this home's users (for `namespace`); returns its path. */

@@ -19,7 +19,9 @@ describe("the container suite's sweep", () => {
         .start();
     const [orphan, ours] = await Promise.all([start(gone), start(process.pid)]);
     try {
-      expect(await removeLeftovers()).toBeGreaterThanOrEqual(1);
+      // Another suite's topology may sweep at the same moment and take the orphan first: what counts is that it
+      // is gone after a sweep, whoever's, and ours is not.
+      await removeLeftovers();
       const left = (await docker.listContainers({ all: true, filters: { label: [LABEL] } })).map((c) => c.Id);
       expect(left).not.toContain(orphan.getId());
       expect(left).toContain(ours.getId());

@@ -14,8 +14,8 @@ jest.setTimeout(1_800_000);
 const RUNS = Number(process.env.SCALE_RUNS ?? 96);
 const CONCURRENCY = Number(process.env.SCALE_RUNNER_CONCURRENCY ?? 8);
 const LOADS = [
-  { name: "tool-bound (each tool call 200 ms)", delayMs: 200 },
-  { name: "CPU-bound (tool calls return at once)", delayMs: 0 },
+  { name: "model-bound (200 ms before each note)", delayMs: 200 },
+  { name: "CPU-bound (the model answers at once)", delayMs: 0 },
 ];
 
 interface Row {

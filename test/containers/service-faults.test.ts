@@ -1,5 +1,6 @@
-import { toolFingerprint } from "@steward/contract";
 import { outage } from "../support/faults/report";
+import { permitTimes, permitsBefore } from "../support/faults/side-effects";
+import { noteEffects } from "./support/note-effects";
 import { runContainerFault, type ContainerFaultReport } from "./support/fault-run";
 import { startTopology, type ServiceName, type Topology } from "./support/topology";
 
@@ -85,22 +86,14 @@ describe("Steward as containers survives losing its services", () => {
       },
     });
     expectClean(report);
-    // Fail closed: a side effect recorded while policy was down (test_counter records it after its delay) is
-    // a call permitted before the kill: a permit for that very call (run and fingerprint) predates the outage.
-    const keys = Array.from({ length: t.toolSteps }, (_, i) => `k${i + 1}`);
-    const fingerprints = keys.map((key) => toolFingerprint("test_counter", { key, delay_ms: 700 }));
-    const { rows } = await t.pool.query<{ during: number; unpermitted: number }>(
-      `SELECT count(*)::int AS during,
-              count(*) FILTER (WHERE NOT EXISTS (
-                SELECT 1 FROM policy_decisions d
-                 WHERE d.run_id = s.run_id AND d.resource_type = 'tool' AND d.resource_id = 'test_counter' AND d.permit
-                   AND d.fingerprint = f.fp AND d.decided_at < $4))::int AS unpermitted
-         FROM test_side_effects s JOIN unnest($2::text[], $3::text[]) AS f(key, fp) ON f.key = s.key
-        WHERE s.run_id = ANY($1::uuid[]) AND s.first_at BETWEEN $4 AND $5`,
-      [report.runIds, keys, fingerprints, down.from, down.to],
-    );
-    console.info(`side effects recorded while policy was down: ${rows[0].during}; of them without a permit from before the kill: ${rows[0].unpermitted}`);
-    expect(rows[0].unpermitted).toBe(0);
+    // Fail closed: a note saved while policy was down is a call permitted before the kill: a permit for that very
+    // call (run and fingerprint) predates the outage.
+    const [from, to] = [BigInt(down.from.getTime()) * 1000n, BigInt(down.to.getTime()) * 1000n];
+    const during = (await noteEffects.read(t.pool, report.runIds ?? [])).filter((e) => BigInt(e.first_us) >= from && BigInt(e.first_us) <= to);
+    const permits = await permitTimes(t.pool, report.runIds ?? [], noteEffects.tool);
+    const unpermitted = during.filter((e) => permitsBefore(permits, e, String(from)) === 0);
+    console.info(`notes saved while policy was down: ${during.length}; of them without a permit from before the kill: ${unpermitted.length}`);
+    expect(unpermitted).toEqual([]);
   });
 
   it("the busiest runner cut off the network for 20 s, then reconnected: its runs are taken over and it does not repeat them", async () => {

@@ -6,6 +6,7 @@ import { checkRunInvariants } from "../../support/faults/invariants";
 import { record } from "../../support/faults/report";
 import { waitFor } from "../../support/wait-for";
 import { progress, submitRuns } from "./load";
+import { noteEffects } from "./note-effects";
 import type { Topology } from "./topology";
 
 
@@ -72,8 +73,8 @@ async function diagnose(t: Topology, ids: string[]): Promise<string[]> {
 }
 
 /**
- * One fault under load on a running topology: `runs` counter runs in flight (all started, about half of
- * their first tool steps done), the fault, then — with nothing done by hand — every run must end and the
+ * One fault under load on a running topology: `runs` note runs in flight (all started, about half of
+ * their first notes saved), the fault, then — with nothing done by hand — every run must end and the
  * invariants hold: terminal exactly once, versions without gap, the same events on the replicated stream,
  * each side effect exactly once and after a permit. Containers the fault does not touch must not have
  * restarted.
@@ -151,6 +152,7 @@ export async function runContainerFault(
     runIds: ids,
     toolSteps: t.toolSteps,
     delayMs,
+    effects: noteEffects,
     // After a restart of the whole cluster the relays catch up once every stream has a leader again: up to a few
     // seconds here (docs/operations.md). A bound, not a target: the report gives the time.
     busTimeoutMs: allDone ? 90_000 : 2_000,

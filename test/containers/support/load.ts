@@ -1,9 +1,10 @@
 import type { Topology } from "./topology";
-import { counterInput } from "../../support/counter-runs";
 import { runProgress } from "../../support/faults/report";
+import { noteEffects } from "./note-effects";
+import { noteInput } from "./note-model";
 
 /**
- * Creates `count` counter runs through the gateway, eight clients at a time; resolves their ids in order. Posted
+ * Creates `count` note runs (note-model.ts: `delayMs` of the model's time before each save_note call) through the gateway, eight clients at a time; resolves their ids in order. Posted
  * one after another on a loaded machine, the first runs could end before the last began. A 503 (the PDP slow
  * to answer a burst) is sent again after its Retry-After, as the API asks of clients: no fault is injected yet,
  * and a refused POST created nothing.
@@ -14,7 +15,7 @@ export async function submitRuns(t: Topology, prefix: string, count: number, del
   const client = async () => {
     for (let i = next++; i < count; i = next++) {
       for (let attempt = 1; ; attempt++) {
-        const created = await t.http("POST", "/v1/agents/runs", { input: counterInput(`${prefix}-${i}`, delayMs) });
+        const created = await t.http("POST", "/v1/agents/runs", { input: noteInput(`${prefix}-${i}`, delayMs) });
         if (created.status === 201) {
           ids[i] = created.body.id as string;
           break;
@@ -30,8 +31,8 @@ export async function submitRuns(t: Topology, prefix: string, count: number, del
   return ids;
 }
 
-/** How far the runs are: started, terminal, and side effects done. */
-export const progress = (t: Topology, ids: string[]) => runProgress(t.pool, ids);
+/** How far the runs are: started, terminal, and notes saved. */
+export const progress = (t: Topology, ids: string[]) => runProgress(t.pool, ids, noteEffects);
 
 /** Runs started per runner (by the run.started event's runner_id). */
 export async function startedBy(t: Topology, ids: string[]): Promise<Record<string, number>> {

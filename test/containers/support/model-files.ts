@@ -4,10 +4,10 @@ import { dirname, join, relative } from "node:path";
 import { transformFileSync } from "@swc/core";
 
 const testRoot = join(__dirname, "..", "..");
-const sources = ["support/fake-openai.ts", "support/counter-runs.ts", "containers/support/model-server.ts"];
+const sources = ["support/fake-openai.ts", "containers/support/note-model.ts", "containers/support/model-server.ts"];
 
 /**
- * The counter model for a container: model-server.ts and what it imports, compiled to CommonJS into a
+ * The suite's model for a container: model-server.ts and what it imports, compiled to CommonJS into a
  * folder that keeps their relative layout. Resolves the folder and the entry point inside it.
  */
 export function compileModelServer(): { dir: string; entry: string } {

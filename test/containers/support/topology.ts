@@ -1,7 +1,6 @@
 import { images } from "./engine";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection } from "node:net";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import pg from "pg";
@@ -9,17 +8,23 @@ import { SignJWT } from "jose";
 import { GenericContainer, Network, Wait, getContainerRuntimeClient, type StartedNetwork, type StartedTestContainer } from "testcontainers";
 import { PostgreSqlContainer, type StartedPostgreSqlContainer } from "@testcontainers/postgresql";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { ServiceIdentity } from "@steward/platform";
 import { freePort } from "../../support/faults/free-port";
 import { callGateway } from "../../support/gateway-http";
 import { waitFor } from "../../support/wait-for";
+import { startApprover, type Approver } from "./approver";
 import { harnessLabels, removeLeftovers } from "./cleanup";
+import { demux, greets } from "./container-io";
+import { compileModelServer } from "./model-files";
+import { makePlanes, type Planes } from "./planes";
 
 const TOPOLOGY_LABEL = "dev.steward.topology";
-import { compileModelServer } from "./model-files";
 
 // Steward as containers on one network, the way infra/containers/compose.yaml runs it: PostgreSQL, a NATS
-// JetStream cluster, the counter model, policy, tool-exec, agent-runners and the gateway, each from the
-// images setup.sh built. Every published port is fixed when the container is made, so a container that is
+// JetStream cluster, the suite's model, policy, tool-exec, agent-runners and the gateway, each from the images
+// setup.sh built, in production (STEWARD_ENV=production, no test hooks) with the internal planes compose has:
+// mutual TLS, a NATS user per service, a PostgreSQL role per service (planes.ts). The runs' person approves every
+// note they save (approver.ts). Every published port is fixed when the container is made, so a container that is
 // killed and started again keeps its address on the host too.
 
 export type ServiceName = "policy" | "tool-exec" | "gateway" | `agent-runner-${number}`;
@@ -29,7 +34,7 @@ export interface TopologyOptions {
   runners?: number;
   /** NATS nodes (streams replicated on every node). Default 3. */
   natsNodes?: number;
-  /** test_counter calls per run of the counter model. Default 3. */
+  /** save_note calls per run of the note model. Default 3. */
   toolSteps?: number;
   /** Extra environment for every Steward service. */
   env?: Record<string, string>;
@@ -56,7 +61,18 @@ export interface Topology {
   readonly toolSteps: number;
   /** The namespace the services use on the bus ("" here: the cluster is theirs alone). */
   readonly namespace: string;
+  /** The keys and passwords the services were given. */
+  readonly planes: Planes;
+  /** The person approving the runs' notes. */
+  readonly approver: Approver;
+  /** NATS as the operator (every permission), as the suite inspects the bus. */
   connectNats(): Promise<NatsConnection>;
+  /** NATS as `user` with `password` (null: no user at all); no reconnects. */
+  connectNatsAs(user: string | null, password?: string): Promise<NatsConnection>;
+  /** tool-exec's or policy's gRPC port on the host. */
+  grpcAddr(name: "tool-exec" | "policy"): string;
+  /** A service's own PostgreSQL URL (its role), on the published port. */
+  roleUrl(identity: ServiceIdentity): string;
   /** A member's token for `tenant` (default "containerco"; the demo knowledge base is tenant "demo"). */
   token(tenant?: string): Promise<string>;
   http(method: string, path: string, body?: unknown, tenant?: string): Promise<{ status: number; body: any }>;
@@ -89,37 +105,12 @@ export interface Topology {
 
 const MODEL_PORT = 8000;
 const HEALTH = { policy: 8083, "tool-exec": 8082, runner: 8081, gateway: 8080 } as const;
-
-/** A container's log as the engine sends it without a TTY: chunks framed by an 8-byte header. */
-function demux(raw: Buffer): string {
-  const out: string[] = [];
-  for (let i = 0; i + 8 <= raw.length; ) {
-    const size = raw.readUInt32BE(i + 4);
-    out.push(raw.subarray(i + 8, i + 8 + size).toString("utf8"));
-    i += 8 + size;
-  }
-  return out.join("");
-}
-
-/**
- * True once a connection to host:port opens and the server speaks first with `greeting` (NATS sends its INFO line
- * at once), else undefined (for waitFor). A port translation left from before a restart can take a connection that
- * nobody answers: each try gives up after 2 s.
- */
-function greets(host: string, port: number, greeting: string): Promise<true | undefined> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host, port });
-    socket.setTimeout(2000);
-    const done = (value: true | undefined) => {
-      socket.destroy();
-      resolve(value);
-    };
-    socket.once("data", (chunk) => done(chunk.toString("latin1").startsWith(greeting) ? true : undefined));
-    socket.once("error", () => done(undefined));
-    socket.once("timeout", () => done(undefined));
-    socket.once("end", () => done(undefined));
-  });
-}
+const GRPC = { policy: 50052, "tool-exec": 50051 } as const;
+/** The issuer and audience compose.yaml gives the gateway by default. */
+const JWT = { issuer: "steward", audience: "steward-api" } as const;
+/** The tenant of the suite's runs. */
+const TENANT = "containerco";
+const NATS_CONFIG = "/etc/nats/steward.conf";
 
 async function published(port: number) {
   return { container: port, host: await freePort() };
@@ -132,14 +123,16 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
   await removeLeftovers();
   const client = await getContainerRuntimeClient();
   const docker = client.container.dockerode;
-  const secret = randomBytes(32).toString("base64url");
   // Every container of this topology, also one that failed to start (testcontainers does not hand it back).
   const labels = { ...harnessLabels, [TOPOLOGY_LABEL]: randomBytes(6).toString("hex") };
   const network = await new Network().start();
   const model = compileModelServer();
+  const planes = makePlanes(natsNodes);
   const pools: pg.Pool[] = [];
+  let approver: Approver | undefined;
 
   const teardown = async () => {
+    await approver?.stop();
     for (const p of pools) await p.end().catch(() => undefined);
     // Removed, not stopped: nothing of a topology survives it. STEWARD_CONTAINER_LOGS=<dir> keeps their logs.
     const mine = await docker.listContainers({ all: true, filters: { label: [`${TOPOLOGY_LABEL}=${labels[TOPOLOGY_LABEL]}`] } });
@@ -154,16 +147,16 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     await Promise.all(mine.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
     await network.stop().catch(() => undefined);
     rmSync(model.dir, { recursive: true, force: true });
+    planes.remove();
   };
 
   try {
     const natsNames = Array.from({ length: natsNodes }, (_, i) => `nats${i + 1}`);
-    const routes = natsNames.map((n) => `nats://${n}:6222`).join(",");
     const [postgres, , ...nats] = await Promise.all([
       new PostgreSqlContainer(images.postgres)
         .withDatabase("steward")
         .withUsername("steward")
-        .withPassword("steward")
+        .withPassword(planes.credentials.postgres.owner)
         .withNetwork(network)
         .withNetworkAliases("postgres")
         .withExposedPorts(await published(5432))
@@ -188,30 +181,28 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
           .withNetworkAliases(name)
           .withLabels(labels)
           .withExposedPorts(await published(4222))
-          .withCommand(
-            natsNodes === 1
-              ? ["-js", "-sd", "/data", "-p", "4222", "-m", "8222", "-n", name]
-              : ["-js", "-sd", "/data", "-p", "4222", "-m", "8222", "-n", name, "--cluster_name", "steward", "--cluster", "nats://0.0.0.0:6222", "--routes", routes],
-          )
+          // Users, permissions and (with more than one node) the cluster and its route login come from the file.
+          .withCopyContentToContainer([planes.natsConfig(NATS_CONFIG)])
+          .withCommand(["-c", NATS_CONFIG, "-js", "-sd", "/data", "-p", "4222", "-m", "8222", "-n", name])
           .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
           .start(),
       ),
     ]);
 
     const common: Record<string, string> = {
-      DATABASE_URL: "postgres://steward:steward@postgres:5432/steward",
       NATS_URL: natsNames.map((n) => `nats://${n}:4222`).join(","),
       STEWARD_NATS_REPLICAS: String(natsNodes),
-      STEWARD_ENV: "test",
-      STEWARD_TEST_HOOKS: "1", // the test tools (test_counter)
+      // As compose.yaml: production, and no test hook anywhere (the notes are a real tool's).
+      STEWARD_ENV: "production",
       POLICY_ADDR: "policy:50052",
       TOOL_EXEC_ADDR: "tool-exec:50051",
       LOG_LEVEL: "info",
       ...options.env,
     };
 
-    // Each secret only where it is used (SPEC §10): the JWT secret in the gateway, the model's key in the runners.
-    const gatewayOnly: Record<string, string> = { STEWARD_JWT_SECRET: secret };
+    // Each secret only where it is used (SPEC §10): the JWT secret (gateway.env) in the gateway, the model's key in
+    // the runners; each service's TLS files, NATS user and role from its own planes.
+    const gatewayOnly: Record<string, string> = { STEWARD_JWT_ISSUER: JWT.issuer, STEWARD_JWT_AUDIENCE: JWT.audience };
     const runnerOnly: Record<string, string> = {
       LLM_BASE_URL: `http://model:${MODEL_PORT}/v1`,
       LLM_API_KEY: "sk-test",
@@ -220,11 +211,11 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       RUNNER_TENANT_MAX_RUNNING: "1000",
     };
 
-    // Migrations first, once, as compose's `prepare` service does.
+    // Migrations and the roles' logins first, once, as compose's `prepare` service does.
     await new GenericContainer(images.steward)
       .withNetwork(network)
       .withLabels(labels)
-      .withEnvironment({ DATABASE_URL: common.DATABASE_URL, STEWARD_SEED_DEMO: "1" })
+      .withEnvironment({ ...planes.prepareEnv(), STEWARD_SEED_DEMO: "1" })
       .withCommand(["prepare"])
       .withWaitStrategy(Wait.forOneShotStartup())
       .withStartupTimeout(120_000)
@@ -232,14 +223,17 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
 
     const services = new Map<ServiceName, Service>();
     const startService = async (name: ServiceName, env: Record<string, string>, healthPort: number) => {
+      const identity: ServiceIdentity = name.startsWith("agent-runner") ? "agent-runner" : (name as ServiceIdentity);
+      const grpcPort = identity === "tool-exec" || identity === "policy" ? [await published(GRPC[identity])] : [];
       const container = await new GenericContainer(images.steward)
         .withName(`${name}-${randomBytes(4).toString("hex")}`)
         .withNetwork(network)
         .withNetworkAliases(name)
         .withLabels(labels)
-        .withEnvironment({ ...common, ...env })
-        .withCommand([name.startsWith("agent-runner") ? "agent-runner" : name])
-        .withExposedPorts(await published(healthPort))
+        .withEnvironment({ ...common, ...planes.env(identity), ...env })
+        .withCopyContentToContainer(planes.tlsFiles(identity))
+        .withCommand([identity])
+        .withExposedPorts(await published(healthPort), ...grpcPort)
         .withWaitStrategy(Wait.forHttp("/readyz", healthPort).forStatusCode(200))
         .withStartupTimeout(120_000)
         .start();
@@ -272,6 +266,16 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     const gatewayUrl = services.get("gateway")!.readyUrl.replace(/\/readyz$/, "");
     const natsUrl = nats.map((n) => `nats://127.0.0.1:${n.getMappedPort(4222)}`).join(",");
     const tokens = new Map<string, string>();
+    const secret = new TextEncoder().encode(planes.credentials.jwt.gateway);
+    // Only the published ports: the suite never dials the addresses the cluster gossips.
+    const connectNatsAs = (user: string | null, password?: string) =>
+      connect({
+        servers: natsUrl.split(","),
+        name: `steward-container-suite${user ? `-${user}` : ""}`,
+        ignoreClusterUpdates: true,
+        ...(user ? { user, pass: password } : {}),
+        ...(user === "operator" ? {} : { reconnect: false }),
+      });
 
     const self: Topology = {
       network,
@@ -284,16 +288,24 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       natsUrl,
       toolSteps,
       namespace: "",
-      // Only the published ports: the suite never dials the addresses the cluster gossips.
-      connectNats: () => connect({ servers: natsUrl.split(","), name: "steward-container-suite", ignoreClusterUpdates: true }),
-      async token(tenant = "containerco") {
+      planes,
+      get approver() {
+        return approver!;
+      },
+      connectNats: () => connectNatsAs("operator", planes.credentials.nats.operator),
+      connectNatsAs,
+      grpcAddr: (name) => `127.0.0.1:${services.get(name)!.container.getMappedPort(GRPC[name])}`,
+      roleUrl: (identity) => planes.roleUrl(identity, `127.0.0.1:${postgres.getMappedPort(5432)}`),
+      async token(tenant = TENANT) {
         if (!tokens.has(tenant)) {
           const jwt = await new SignJWT({ tid: tenant, roles: ["member"] })
             .setProtectedHeader({ alg: "HS256" })
             .setSubject("ops")
+            .setIssuer(JWT.issuer)
+            .setAudience(JWT.audience)
             .setIssuedAt()
             .setExpirationTime("2h")
-            .sign(new TextEncoder().encode(secret));
+            .sign(secret);
           tokens.set(tenant, jwt);
         }
         return tokens.get(tenant)!;
@@ -353,6 +365,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       },
       teardown,
     };
+    approver = startApprover({ pool, gatewayUrl, tenant: TENANT, token: () => self.token() });
     return self;
   } catch (err) {
     await teardown();

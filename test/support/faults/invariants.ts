@@ -1,12 +1,12 @@
 import type pg from "pg";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { busNames, toolFingerprint } from "@steward/contract";
+import { busNames } from "@steward/contract";
 import type { NatsConnection } from "@steward/platform";
 import { readSubject } from "../bus";
 import { waitFor } from "../wait-for";
+import { counterEffects, permitTimes, permitsBefore, type SideEffects } from "./side-effects";
 
 const TERMINAL = ["run.succeeded", "run.failed", "run.cancelled"];
-const TOOL = "test_counter";
 
 export interface InvariantInput {
   /** Straight to the server. */
@@ -15,10 +15,12 @@ export interface InvariantInput {
   readonly nc: NatsConnection;
   readonly namespace: string;
   readonly runIds: readonly string[];
-  /** test_counter calls per run: keys k1..k<toolSteps>. */
+  /** Side-effecting tool calls per run: keys k1..k<toolSteps>. */
   readonly toolSteps: number;
-  /** The delay_ms every call carried (part of the call's fingerprint). */
+  /** The delay_ms every test_counter call carried (part of the call's fingerprint). */
   readonly delayMs: number;
+  /** Where the runs' side effects are read. Default: test_counter's (`counterEffects(delayMs)`). */
+  readonly effects?: SideEffects;
   /** How long the bus may take to carry the last events after the runs ended. Default 30 s. */
   readonly busTimeoutMs?: number;
 }
@@ -53,7 +55,8 @@ function collector() {
 }
 
 /**
- * The fault suite's invariants over a set of counter runs: each run terminal exactly once; versions 1..n
+ * The fault suites' invariants over a set of runs whose tool steps each leave a side effect (test_counter's count,
+ * or a note): each run terminal exactly once; versions 1..n
  * without gap; the same events (ids, order) on the event stream as in PostgreSQL; each side effect exactly
  * once; every execution preceded by a permit in the policy decision log for that run and call.
  */
@@ -137,12 +140,8 @@ export async function checkRunInvariants(input: InvariantInput): Promise<Invaria
   }
 
   // Side effects: k1..k<toolSteps>, each exactly once; nothing else.
-  const effects = (
-    await input.pool.query<{ run_id: string; key: string; count: number }>(
-      "SELECT run_id::text, key, count FROM test_side_effects WHERE run_id = ANY($1::uuid[])",
-      [ids],
-    )
-  ).rows;
+  const ledger = input.effects ?? counterEffects(input.delayMs);
+  const effects = await ledger.read(input.pool, ids);
   const expectedKeys = Array.from({ length: input.toolSteps }, (_, i) => `k${i + 1}`);
   for (const id of ids) {
     const mine = new Map(effects.filter((e) => e.run_id === id).map((e) => [e.key, e.count]));
@@ -151,28 +150,15 @@ export async function checkRunInvariants(input: InvariantInput): Promise<Invaria
   }
 
   // Every execution after a permit for that run and call (same fingerprint), by the server's clock: the first
-  // execution after at least one permit, and the n-th (last_at) after at least n permits.
-  const keys = [...new Set([...expectedKeys, ...effects.map((e) => e.key)])];
-  const fingerprints = keys.map((key) => toolFingerprint(TOOL, { key, delay_ms: input.delayMs }));
-  const permits = (
-    await input.pool.query<{ run_id: string; key: string; count: number; before_first: number; before_last: number }>(
-      `SELECT s.run_id::text, s.key, s.count,
-              (SELECT count(*) FROM policy_decisions d
-                WHERE d.run_id = s.run_id AND d.resource_type = 'tool' AND d.resource_id = $4 AND d.permit
-                  AND d.fingerprint = f.fp AND d.decided_at <= s.first_at)::int AS before_first,
-              (SELECT count(*) FROM policy_decisions d
-                WHERE d.run_id = s.run_id AND d.resource_type = 'tool' AND d.resource_id = $4 AND d.permit
-                  AND d.fingerprint = f.fp AND d.decided_at <= s.last_at)::int AS before_last
-         FROM test_side_effects s JOIN unnest($2::text[], $3::text[]) AS f(key, fp) ON f.key = s.key
-        WHERE s.run_id = ANY($1::uuid[])`,
-      [ids, keys, fingerprints, TOOL],
-    )
-  ).rows;
-  for (const p of permits) {
-    if (p.before_first < 1 || p.before_last < p.count) {
+  // execution after at least one permit, and the n-th (last) after at least n permits.
+  const permits = await permitTimes(input.pool, ids, ledger.tool);
+  for (const e of effects) {
+    const beforeFirst = permitsBefore(permits, e, e.first_us);
+    const beforeLast = permitsBefore(permits, e, e.last_us);
+    if (beforeFirst < 1 || beforeLast < e.count) {
       problems.add(
         "no tool execution without a permit recorded before it",
-        `${p.run_id} ${p.key}: ${p.count} executions, ${p.before_first} permits before the first, ${p.before_last} before the last`,
+        `${e.run_id} ${e.key}: ${e.count} executions, ${beforeFirst} permits before the first, ${beforeLast} before the last`,
       );
     }
   }

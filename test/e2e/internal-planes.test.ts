@@ -10,6 +10,8 @@ import { busNames } from "@steward/contract";
 import { addDocument } from "@steward/store";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi, type ClientOptions } from "@steward/proto";
 import { freshNamespace } from "../support/databases";
+import { sqlStateOf } from "../support/sql-state";
+import { subscriptionEnd } from "../support/subscription-end";
 import { startFakeOpenAi, type ChatRequest, type FakeOpenAi, type Reply } from "../support/fake-openai";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
 import { startSecuredNats, type NatsUser, type SecuredNats } from "../support/secured-nats";
@@ -21,8 +23,8 @@ const { ensureDevPki } = require("../../infra/local/dev-pki.cjs") as {
   ensureDevPki(dir: string, names?: string[]): { env: Record<string, Record<string, string>> };
 };
 
-// Issue 12, "internal planes open": with no credentials a local process activated a policy set for another
-// tenant through the policy admin service, ran save_note in another tenant through ToolExec.Invoke, and read
+// The internal planes are closed: without credentials a local process must not activate a policy set for another
+// tenant through the policy admin service, run save_note in another tenant through ToolExec.Invoke, or read
 // every tenant's events off NATS. Here the platform runs as `npm start` runs it outside the test hooks: mutual
 // TLS between the services, a NATS user per service on a nats-server of its own (Steward's generated
 // configuration), a PostgreSQL role per service. The run goes through; every door tried is shut.
@@ -213,7 +215,7 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
         expect([identity, await outcome(invoke(platform.grpcOptions(identity, "tool-exec"), own))]).toEqual([identity, grpcStatus.PERMISSION_DENIED]);
       }
       expect(await notes()).toBe(0);
-      // Listing the catalogue (MCP search_capabilities, issue 17) is open to the gateway as well, to nobody else.
+      // Listing the catalogue (MCP search_capabilities, docs/mcp.md) is open to the gateway as well, to nobody else.
       const list = (options: ClientOptions) => async () => {
         const api = createToolExecApi(platform.toolExecAddr, options);
         try {
@@ -322,15 +324,7 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       for (const user of ["agent-runner", "policy", "tool-exec"] as const) {
         const nc = await as(user);
         const sub = nc.subscribe(names.runDeltas("*"));
-        const ended = (async () => {
-          try {
-            for await (const _m of sub) return "message";
-            return "ended";
-          } catch (err) {
-            return (err as Error).message;
-          }
-        })();
-        expect([user, await ended]).toEqual([user, `Permissions Violation for Subscription to "${names.runDeltas("*")}"`]);
+        expect([user, await subscriptionEnd(sub)]).toEqual([user, `Permissions Violation for Subscription to "${names.runDeltas("*")}"`]);
       }
       runner.publish(subject, JSON.stringify({ text: "a delta" }));
       await waitFor(() => (got.length > 0 ? true : undefined), { what: "the gateway to hear the delta" });
@@ -362,18 +356,7 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
 
   describe("PostgreSQL", () => {
     /** The SQLSTATE of `sql` run as `service`'s role, or "ok". */
-    async function asRole(service: string, sql: string): Promise<string> {
-      const client = new pg.Client({ connectionString: platform.roleUrls[service] });
-      await client.connect();
-      try {
-        await client.query(sql);
-        return "ok";
-      } catch (err) {
-        return (err as { code: string }).code;
-      } finally {
-        await client.end();
-      }
-    }
+    const asRole = (service: string, sql: string) => sqlStateOf(platform.roleUrls[service], sql);
 
     it.each([
       ["agent-runner", "SELECT count(*) FROM policy_sets"],

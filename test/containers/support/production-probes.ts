@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import pg from "pg";
+import { sqlStateOf } from "../../support/sql-state";
+import { subscriptionEnd } from "../../support/subscription-end";
 import { grpcClientOptions, loadGrpcTls, type ServiceIdentity } from "@steward/platform";
 import { createToolExecApi, type ClientOptions } from "@steward/proto";
 import type { Topology } from "./topology";
@@ -39,14 +40,7 @@ export async function natsLogin(t: Topology, user: string | null, password?: str
 /** Subscribing to `subject` on `nc`: "allowed" once the server has taken it, or its permission refusal. */
 export async function subscription(nc: NatsConnection, subject: string): Promise<string> {
   const sub = nc.subscribe(subject);
-  const ended = (async () => {
-    try {
-      for await (const _m of sub) return "message";
-      return "ended";
-    } catch (err) {
-      return (err as Error).message;
-    }
-  })();
+  const ended = subscriptionEnd(sub);
   // The server refuses a subscription with an error before it answers the PING a flush sends after it.
   await nc.flush();
   const outcome = await Promise.race([ended, nc.flush().then(() => "allowed")]);
@@ -55,15 +49,4 @@ export async function subscription(nc: NatsConnection, subject: string): Promise
 }
 
 /** The SQLSTATE of `sql` run as `identity`'s own PostgreSQL role, or "ok". */
-export async function sqlAs(t: Topology, identity: ServiceIdentity, sql: string): Promise<string> {
-  const client = new pg.Client({ connectionString: t.roleUrl(identity), connectionTimeoutMillis: 5_000, query_timeout: 10_000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-    return "ok";
-  } catch (err) {
-    return (err as { code: string }).code;
-  } finally {
-    await client.end();
-  }
-}
+export const sqlAs = (t: Topology, identity: ServiceIdentity, sql: string): Promise<string> => sqlStateOf(t.roleUrl(identity), sql);

@@ -19,7 +19,7 @@ export interface Results {
     pg: PgFloor;
     nats: NatsFloor;
     grpc: GrpcFloor;
-    /** A serial tool iteration cut down to what the design fixes (skeleton-floor.ts): context, not the must's. Absent before session 37. */
+    /** A serial tool iteration cut down to what the design fixes (skeleton-floor.ts): context, not the must's. Absent in older results. */
     skeleton?: SkeletonFloor;
     stepFloorMs: number;
     /** The step floor again, each of its exchanges after `ms` idle (as between the steps of a serial run): context, not the must's. */
@@ -115,7 +115,7 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     if (unary) {
       rows.push({
         section: "floor",
-        measure: "gRPC unary calls (as before session 28): one hop, chained pair, p50; step floor counted with them",
+        measure: "gRPC unary calls (a call per request): one hop, chained pair, p50; step floor counted with them",
         value: `${ms(unary.oneHop.p50)}, ${ms(unary.chained.p50)}; ${ms(f.pg.latency.p50 + f.nats.latency.p50 + unary.chained.p50)}`,
       });
     }

@@ -62,7 +62,7 @@ async function probeReady(health) {
 /**
  * Node flags per service. The runner's heap is sized deliberately: its live heap is ~30–40 MB, and with
  * Node's default limit (4 GB here) V8 lets RSS swing between ~140 and 300 MB before it collects; 512 MB
- * keeps RSS flat (docs/performance.md, "Soak") with room for long conversations. Any other way of starting
+ * keeps RSS flat (docs/performance.md, "Soak (memory)") with room for long conversations. Any other way of starting
  * the runner (an image, a unit file) must pass the same (NODE_OPTIONS=--max-old-space-size=512).
  */
 const nodeFlags = { "agent-runner": ["--max-old-space-size=512"] };

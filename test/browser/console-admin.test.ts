@@ -4,7 +4,7 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
-// Issue 15, point 5: the console's admin pages (policies, decisions, knowledge, status), driven in Chromium
+// The console's admin pages (policies, decisions, knowledge, status), driven in Chromium
 // against the four services as real processes. `root` is acme's admin; `mo` a member.
 
 interface PolicySet {

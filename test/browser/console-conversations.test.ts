@@ -2,7 +2,7 @@ import { shoot, useConsole } from "./support/console-harness";
 
 jest.setTimeout(180_000);
 
-// Issue 16, point 6: the console's threads, proposals and the admins' run list, driven in Debian's Chromium
+// The console's threads, proposals and the admins' run list, driven in Debian's Chromium
 // against the four services as real processes. The model's scenarios (test/support/scenario-model.ts) are picked
 // by the first word of the run's own input: "refund …" searches and answers, "propose …" proposes knowledge.
 

@@ -2,7 +2,7 @@ import { useConsole } from "./support/console-harness";
 
 jest.setTimeout(180_000);
 
-// Issue 15, points 2-4: the approvals inbox, the waterfall of a run's time and the run page's details, driven in
+// The approvals inbox, the waterfall of a run's time and the run page's details, driven in
 // Debian's Chromium against the four services as real processes. The model's scenarios
 // (test/support/scenario-model.ts) are picked by the input's first word: "note …" waits for approval of save_note.
 

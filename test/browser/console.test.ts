@@ -2,7 +2,7 @@ import { shoot, useConsole } from "./support/console-harness";
 
 jest.setTimeout(180_000);
 
-// Issue 15: the web console at /console, driven in Debian's Chromium against the four services as real processes.
+// The web console at /console (docs/console.md), driven in Debian's Chromium against the four services as real processes.
 // The model's scenarios (test/support/scenario-model.ts) are picked by the input's first word.
 
 describe("the web console in a browser", () => {

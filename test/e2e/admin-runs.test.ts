@@ -6,7 +6,7 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
-// Issue 16, point 5: the administrators' view of other users' runs (docs/admin-runs.md). The model answers at
+// The administrators' view of other users' runs (docs/admin-runs.md). The model answers at
 // once; "fail …" calls a tool that is not registered (the run fails 60200); "ask …" asks the user, so the run
 // waits (awaiting_input) until it is cancelled (60405).
 function script(req: ChatRequest): Reply {

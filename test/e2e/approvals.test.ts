@@ -8,8 +8,8 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
-// Issue 12: an approval was stored per call id, which the model chooses. The model here reuses the id `n0`
-// for a second save_note with other arguments, the step after the first was approved.
+// An approval holds for the call it was asked for, not for its id, which the model chooses. The model here reuses
+// the id `n0` for a second save_note with other arguments, the step after the first was approved.
 const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
 const note = (title: string, body: string): Reply => ({ toolCalls: [{ id: "n0", name: "save_note", arguments: JSON.stringify({ title, body }) }] });
 

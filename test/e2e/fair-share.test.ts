@@ -6,7 +6,7 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
-// Fair share across tenants (SPEC §10, issue 12): one tenant posts 300 runs; another tenant's run posted
+// Fair share across tenants (SPEC §10): one tenant posts 300 runs; another tenant's run posted
 // right after starts at once instead of behind the whole backlog, and the flooding tenant never has more
 // runs in flight than its limit. Nothing deferred is lost: the flood keeps being admitted as places free.
 

@@ -14,7 +14,7 @@ import { CORE_PRINCIPALS, fuzzTokens, type FuzzToken } from "../support/fuzz/tok
 
 jest.setTimeout(240_000);
 
-// Issue 12: generated requests over every route (bodies, queries, headers, paths, methods, tokens of other
+// Generated requests over every route (bodies, queries, headers, paths, methods, tokens of other
 // users and tenants): no answer ≥ 500, none later than the bound, every 4xx a problem document with a code,
 // and nobody reads or steers a run, document, policy set, grant or membership that is not theirs. FUZZ_SEED
 // replays a run; FUZZ_ONLY=i,j sends only those requests of it (docs/operations.md, "The gateway fuzz test").

@@ -9,7 +9,7 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
-// Issue 17: Steward serves its own MCP endpoint (/mcp on the gateway) to external agents, through the same
+// Steward serves its own MCP endpoint (/mcp on the gateway) to external agents, through the same
 // tokens, policy, approvals and decision log as the REST API.
 const inputOf = (req: ChatRequest) => String(req.messages.find((m) => m.role === "user")?.content);
 

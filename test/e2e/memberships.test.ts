@@ -13,7 +13,7 @@ function latch() {
 }
 
 /**
- * Issue 12, point 9: roles are facts at decision time. Administrators grant and revoke roles through the API;
+ * Roles are facts at decision time (docs/policy.md). Administrators grant and revoke roles through the API;
  * the PDP reads the membership at every decision, so a revocation stops a running run at its next tool call,
  * and a token still claiming the role does not bring it back.
  */

@@ -24,7 +24,7 @@ function scrapeUntil(service: RunningService, what: string, holds: (text: string
 }
 
 /**
- * Issue 14, point 4: every service serves Prometheus `/metrics` on its ops (health) port, the gateway too (never
+ * Every service serves Prometheus `/metrics` on its ops (health) port, the gateway too (never
  * on its public port); one run with a tool call moves every service's series, and no tenant, user or run id is
  * ever a label.
  */

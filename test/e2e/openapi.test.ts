@@ -5,7 +5,7 @@ import { validateOpenApi } from "../../services/gateway/src/openapi-validity.tes
 
 jest.setTimeout(180_000);
 
-// Issue 14: the route schemas are the contract. Every answer below comes through callGateway, which checks it
+// The route schemas are the contract. Every answer below comes through callGateway, which checks it
 // against the document the running gateway serves (route, status, media type, body): a mismatch fails the call.
 describe("the gateway's OpenAPI document, against the running gateway", () => {
   let platform: TestPlatform;

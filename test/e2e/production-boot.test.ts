@@ -10,7 +10,7 @@ const { ensureDevPki } = require("../../infra/local/dev-pki.cjs") as {
 };
 
 /**
- * Issue 12, "internal planes open": outside development and test a service refuses to start without its own TLS
+ * The internal planes are closed: outside development and test a service refuses to start without its own TLS
  * identity and NATS user, and refuses the test hooks. Each refusal happens while the configuration is read, before
  * anything is connected (the database named here is never opened).
  */

@@ -8,7 +8,7 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(240_000);
 
-// Issue 16, point 4: governed memory (docs/memory.md). The fake model reads the run's own input (after a thread's
+// Governed memory (docs/memory.md). The fake model reads the run's own input (after a thread's
 // earlier turns, which end with the history's closing note) as a command:
 //   `propose <plan>` — the plan's propose_knowledge calls (set by the test, so that what the model proposes is its
 //   own text, never the user's input), one per step, in order, then it answers;

@@ -8,7 +8,7 @@ jest.setTimeout(120_000);
 
 const RUNS = 20;
 const TOOL_DELAY_MS = 400;
-/** SPEC §10 / issue 10: a service told to stop is gone within this. */
+/** SPEC §10: a service told to stop is gone within this. */
 const STOP_BOUND_MS = 10_000;
 
 /** Sends SIGTERM and resolves with how the process ended, or rejects if it is still there after the bound. */

@@ -13,7 +13,7 @@ import { hasToolMessages, historyOf, ownInputOf, ownMessagesOf, recordedHistoryO
 jest.setTimeout(240_000);
 
 /*
- * Issue 16, point 2, through the whole platform: a run in a thread sees the thread's earlier turns — inputs,
+ * Context across turns, through the whole platform: a run in a thread sees the thread's earlier turns — inputs,
  * answers, tool steps as ledger lines — truncated to the model's window, recorded once as `context.history`,
  * and replayed from that record (docs/threads.md "Context across turns").
  */

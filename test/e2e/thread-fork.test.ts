@@ -9,7 +9,7 @@ import { historyOf, ownInputOf, ownMessagesOf, recordedHistoryOf, startInThread,
 jest.setTimeout(240_000);
 
 /*
- * Issue 16, point 3, through the whole platform: POST /v1/threads/:id/fork makes a new thread holding the
+ * Forking a thread, through the whole platform: POST /v1/threads/:id/fork makes a new thread holding the
  * original's runs up to and including one of them (their step ledger with them); the next turn in each thread
  * sees only its own line of the conversation, and the original is untouched (docs/threads.md "Fork").
  */

@@ -6,7 +6,7 @@ import { waitFor } from "../support/wait-for";
 
 jest.setTimeout(180_000);
 
-// Issue 16: threads, a conversation of several runs (docs/threads.md). The model answers at once, unless a user
+// Threads, a conversation of several runs (docs/threads.md). The model answers at once, unless a user
 // message holds "ask" and nothing was asked yet in this run: then it asks the user, so that run stays active
 // (awaiting_input) until answered or cancelled. (The runner may show a thread's earlier turns as user and
 // assistant messages, never as tool messages, so this holds with or without them.)

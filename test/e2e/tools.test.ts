@@ -25,7 +25,7 @@ const HOSTILE: Array<[string, unknown]> = [
   ["run_query", { sql: "drop table orders" }],
   ["run_query", { sql: "with d as (delete from orders returning *) select * from d" }],
   ["run_query", { sql: "select pg_sleep(10)" }],
-  // Issue 12's escape: a second statement ending the READ ONLY transaction, then a long sleep.
+  // An escape attempt: a second statement ending the READ ONLY transaction, then a long sleep.
   ["run_query", { sql: "select 1) a; commit; select pg_sleep(12); select * from (select 1" }],
   ["run_query", { sql: "select 1) a; create temp table t as select 1; select * from (select 1" }],
   ["run_query", { sql: "select pg_notify('steward_outbox', 'x')" }],

@@ -30,10 +30,10 @@ function only(spans: readonly ReceivedSpan[], what: string, holds: (s: ReceivedS
 }
 
 /**
- * Issue 14, point 5: with an OTLP endpoint set, one run with a tool call is one trace across the four services
+ * With an OTLP endpoint set, one run with a tool call is one trace across the four services
  * (HTTP request, outbox publish, the runner's delivery, each model and tool call, tool-exec's call and its PDP
  * question, the PDP's decision), its spans a tree under the request's span, the model calls with the GenAI
- * attributes; and no prompt, answer, token or principal in any span. Point 6: the runner's step lines carry
+ * attributes; and no prompt, answer, token or principal in any span. And the runner's step lines carry
  * the run, the step, the trace and the tenant.
  */
 describe("traces across the four services", () => {
@@ -129,7 +129,7 @@ describe("traces across the four services", () => {
     }
     expect(receiver.refused).toEqual([]);
 
-    // Point 6: one line per step with the run, the step, the trace and the tenant.
+    // One line per step with the run, the step, the trace and the tenant.
     const steps = platform.services.runner.lines
       .map((line) => {
         try {

@@ -11,8 +11,8 @@ export interface GrpcFloor {
   /** The chained pair, each call after an idle pause (as between a serial run's steps). */
   readonly chainedAfterIdle: Summary;
   /**
-   * The same two, each call a unary call of its own (an HTTP/2 stream per call): how Steward's services called
-   * before session 28, and what the step floor counted then. Absent in results from before.
+   * The same two, each call a unary call of its own (an HTTP/2 stream per call): what the step floor counted when
+   * the services called that way, so that older results compare. Absent in the oldest results.
    */
   readonly unary?: { readonly oneHop: Summary; readonly chained: Summary };
 }

@@ -31,7 +31,7 @@ function loadPolicyInternals(): { createCedarEngine: CreateEngine; entitiesFor(i
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
-/** Decision latency: in-process Cedar evaluation and the gRPC round trip to the PDP (issue 5, point 7). */
+/** Decision latency: in-process Cedar evaluation and the gRPC round trip to the PDP. */
 export async function measurePolicy(bench: StewardBench, samples: number): Promise<PolicyResult> {
   const { createCedarEngine, entitiesFor, resourceUid } = loadPolicyInternals();
   const dir = join(repoRoot, "infra", "policies");

@@ -1,7 +1,7 @@
 import type { IsoMicros } from "./time";
 
 /*
- * A thread's own stream (issue 16): a conversation of several runs, event-sourced like a run. Its stream id is
+ * A thread's own stream (docs/threads.md): a conversation of several runs, event-sourced like a run. Its stream id is
  * the thread's id, in the same events table as the runs' streams; a run names its thread in `run.queued`.
  */
 

@@ -1,5 +1,5 @@
--- One PostgreSQL role per service, each granted what that service does and nothing more (SPEC §10; issue 12,
--- point 2). Migrations keep running as the owner of the tables; the services connect as their roles.
+-- One PostgreSQL role per service, each granted what that service does and nothing more (SPEC §10;
+-- docs/security.md). Migrations keep running as the owner of the tables; the services connect as their roles.
 --
 -- The roles are cluster-wide and made here without LOGIN when missing (an owner without CREATEROLE must create
 -- them first: docs/operations.md). `npm start` gives each one LOGIN and a password; an operator does the same,

@@ -15,7 +15,7 @@ CREATE TABLE membership_changes (
 );
 CREATE INDEX membership_changes_by_tenant ON membership_changes (tenant_id, id);
 
--- Least privilege (issue 12, point 2): where the per-service roles exist (`steward_<service>`), the gateway
+-- Least privilege (migration 014): where the per-service roles exist (`steward_<service>`), the gateway
 -- administers memberships and reads their changes; the policy service reads memberships and seeds a user's
 -- first one. Nobody updates or deletes a recorded change.
 DO $$

@@ -1,4 +1,4 @@
--- Limits (issue 12, point 6).
+-- Limits: rate limits shared by the gateway replicas, and outbox messages NATS refuses set aside.
 
 -- Rate limits shared by every gateway replica: one row per bucket (a tenant, a user, a client address, for
 -- all routes or for run creation), holding its current window (which starts with the first request after the

@@ -1,4 +1,4 @@
--- Per-tenant datasets (issue 12, point 1; docs/datasets.md). Where a dataset lives (its database, schema and
+-- Per-tenant datasets (docs/datasets.md). Where a dataset lives (its database, schema and
 -- reader role) is tool-exec's configuration (DATASETS); these tables only say which tenant may use which named
 -- dataset, and which dataset each run has in focus.
 

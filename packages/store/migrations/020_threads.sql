@@ -1,4 +1,4 @@
--- Threads (issue 16): a conversation of several runs. A thread is event-sourced like a run: its stream (id =
+-- Threads (docs/threads.md): a conversation of several runs. A thread is event-sourced like a run: its stream (id =
 -- the thread's id) is in the events table; this is its projection, written in the same statement as its
 -- events (packages/store/src/threads). A run names its thread in runs.thread_id (from run.queued).
 CREATE TABLE threads (

@@ -1,4 +1,4 @@
--- The administrators' view of other users' runs (issue 16, docs/admin-runs.md): every read through
+-- The administrators' view of other users' runs (docs/admin-runs.md): every read through
 -- GET /v1/admin/runs[/:id[/events]] is recorded here before it is answered; a read that cannot be recorded
 -- is refused. Append-only: nobody updates or deletes a record.
 CREATE TABLE admin_reads (

@@ -1,4 +1,4 @@
--- Governed memory (issue 16, docs/memory.md): the agent proposes a knowledge entry with the propose_knowledge
+-- Governed memory (docs/memory.md): the agent proposes a knowledge entry with the propose_knowledge
 -- tool; a person applies it (it becomes a kb_documents row with its provenance) or dismisses it. A proposal is
 -- queued (tool-exec) in the transaction of the tool call's idempotency record, and decided (gateway) in one
 -- transaction that locks its row. The row is its own audit: its content never changes, and its one transition

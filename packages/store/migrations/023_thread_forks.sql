@@ -1,4 +1,4 @@
--- Forking a thread (issue 16, docs/threads.md "Fork"): the fold's new fields in the threads projection. A fork
+-- Forking a thread (docs/threads.md, "Fork"): the fold's new fields in the threads projection. A fork
 -- inherits its source's runs up to and including one of them; those runs are ended and immutable, so the fork
 -- names them (in order) instead of copying their events. The runner reads the list to show a fork's run the
 -- inherited turns; GET /v1/threads/:id lists them first.

@@ -1,4 +1,4 @@
--- Steward as an MCP server (issue 17, docs/mcp.md): a decision the gateway asks for an MCP session's call names
+-- Steward as an MCP server (docs/mcp.md): a decision the gateway asks for an MCP session's call names
 -- that session and its mode, so the decision log answers "what did this session do?". Null outside MCP.
 ALTER TABLE policy_decisions
   ADD COLUMN mcp_session_id uuid,

@@ -1,4 +1,4 @@
--- Steward as an MCP server (issue 17, docs/mcp.md): the sessions themselves, beside the decisions that name them
+-- Steward as an MCP server (docs/mcp.md): the sessions themselves, beside the decisions that name them
 -- (policy_decisions.mcp_session_id). A session lives in one gateway's memory; this is its durable record: written
 -- when it opens (before the initialize is answered) and when it closes (the first close wins). Never deleted.
 CREATE TABLE mcp_sessions (

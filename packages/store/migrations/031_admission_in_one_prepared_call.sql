@@ -1,8 +1,10 @@
--- A new run's admission in one prepared call (docs/performance.md, "Session 22"). It was sent as one simple query
--- (BEGIN; the tenant's lock; the admission; COMMIT) with its values as literals, so PostgreSQL parsed and planned
--- it again for every new run. Now `admit_run` takes the lock and then admits, the function's statements each with a
--- snapshot of their own (VOLATILE): the admission sees every admission committed before the lock was granted, as
--- before. The lock and the count of a tenant's runs in flight are one definition each, for `admitDeferred` too.
+-- A new run's admission in one prepared call
+-- (docs/performance.md, "Design decisions and the measurements behind them").
+-- It was sent as one simple query (BEGIN; the tenant's lock; the admission; COMMIT) with its values as literals, so
+-- PostgreSQL parsed and planned it again for every new run. Now `admit_run` takes the lock and then admits, the
+-- function's statements each with a snapshot of their own (VOLATILE): the admission sees every admission committed
+-- before the lock was granted, as before. The lock and the count of a tenant's runs in flight are one definition each,
+-- for `admitDeferred` too.
 
 -- Admissions of one tenant are decided one at a time: held until the transaction ends.
 CREATE FUNCTION lock_tenant_admissions(tenant text) RETURNS void

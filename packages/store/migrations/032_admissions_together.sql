@@ -1,10 +1,11 @@
--- A tenant's new runs admitted together (docs/performance.md, "Session 31"). `admit_run` decides one run per call,
--- each holding the tenant's lock across its own commit, so a burst of one tenant's runs started one commit after
--- another. `admit_runs` takes the lock once for the runs one runner has in hand for that tenant, and decides them as
--- `admit_run` would have decided them one after the other, in the order given: while places remain, a run whose
--- lease is free (or the caller's, or expired) is admitted and leased to the caller, and one leased to another runner
--- is left unchanged; once the places are taken, the rest are deferred. `admit_run` stays for runners not yet
--- upgraded, and now decides through `admit_runs` (below): the rule has one definition.
+-- A tenant's new runs admitted together
+-- (docs/performance.md, "Design decisions and the measurements behind them").
+-- `admit_run` decides one run per call, each holding the tenant's lock across its own commit, so a burst of one
+-- tenant's runs started one commit after another. `admit_runs` takes the lock once for the runs one runner has in hand
+-- for that tenant, and decides them as `admit_run` would have decided them one after the other, in the order given:
+-- while places remain, a run whose lease is free (or the caller's, or expired) is admitted and leased to the caller,
+-- and one leased to another runner is left unchanged; once the places are taken, the rest are deferred. `admit_run`
+-- stays for runners not yet upgraded, and now decides through `admit_runs` (below): the rule has one definition.
 
 -- Rows: per admitted run, one per event (one row of NULL events when it has none); per deferred run, one row with
 -- `admitted` false; none for a run admitted meanwhile, ended, leased to another, or not the tenant's.

@@ -1,4 +1,5 @@
--- Two SQL functions called on hot paths, now PL/pgSQL (docs/performance.md, "Session 32"). A SQL function whose body
+-- Two SQL functions called on hot paths, now PL/pgSQL
+-- (docs/performance.md, "Design decisions and the measurements behind them"). A SQL function whose body
 -- reads a table is not inlined into the statement that calls it, and PostgreSQL 15 parses and plans its body again in
 -- every such statement; PL/pgSQL keeps the plan for the connection (measured there). The definitions do not change,
 -- and neither does what they see: a STABLE function of either language reads with the snapshot of the statement

@@ -1,5 +1,5 @@
 /**
- * Stress for the Cedar engine alone (issue 10, point 7; docs/pdp-stability.md): no gRPC, PostgreSQL or NATS.
+ * Stress for the Cedar engine alone (docs/pdp-stability.md): no gRPC, PostgreSQL or NATS.
  * Each run is a child process that prepares the default set, then hammers `authorize` with varied requests,
  * keeps the last `keep` requests and answers alive (as in-flight decisions are under load, so scavenges promote
  * them and V8 changes its pretenuring decisions), and validates and prepares a new version every 5 000 decisions.

@@ -106,7 +106,7 @@ export const ROUTES: readonly RouteSpec[] = [
     body: (rng) => ({ decision: rng.pick(["approve", "reject"]), ...maybe(rng, 0.3, () => ({ fingerprint: "ab".repeat(32) })) }),
   }),
   route("POST /v1/agents/runs/:id/cancel", 5, { target: onRun("/cancel", true) }),
-  // Threads (issue 16): ids drawn at random (a thread of nobody, mostly 404) or odd; bodies bent by the generator.
+  // Threads (docs/threads.md): ids drawn at random (a thread of nobody, mostly 404) or odd; bodies bent by the generator.
   route("POST /v1/threads", 3, {
     target: fixed("/v1/threads"),
     body: (rng) => ({ ...maybe(rng, 0.7, () => ({ title: rng.pick(["Refunds", "😀 émojis", fuzzString(rng)]) })) }),
@@ -118,7 +118,7 @@ export const ROUTES: readonly RouteSpec[] = [
     target: (rng) => threadPath(rng, "/fork"),
     body: (rng, fx) => ({ at_run_id: rng.chance(0.5) ? rng.pick(fx.runs).id : seededUuid(rng), ...maybe(rng, 0.3, () => ({ title: "Fork" })) }),
   }),
-  // Governed memory (issue 16): the caller's proposals, the tenant's for admins, and deciding one.
+  // Governed memory (docs/memory.md): the caller's proposals, the tenant's for admins, and deciding one.
   route("GET /v1/knowledge/proposals", 2, {
     target: fixed("/v1/knowledge/proposals"),
     query: (rng) => ({ ...pageQuery(rng), ...maybe(rng, 0.4, () => ({ status: rng.pick(["pending", "applied", "dismissed", "open"]) })) }),
@@ -126,7 +126,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route("GET /v1/knowledge/proposals (tenant)", 1, { target: fixed("/v1/knowledge/proposals"), query: (rng) => ({ scope: "tenant", ...pageQuery(rng) }), tenantWide: true }),
   route("POST /v1/knowledge/proposals/:id/apply", 1, { target: proposalPath("/apply") }),
   route("POST /v1/knowledge/proposals/:id/dismiss", 1, { target: proposalPath("/dismiss") }),
-  // The admins' view of every user's runs (issue 16): any run of the caller's tenant may be in an answer.
+  // The admins' view of every user's runs (docs/admin-runs.md): any run of the caller's tenant may be in an answer.
   route("GET /v1/admin/runs", 2, {
     target: fixed("/v1/admin/runs"),
     tenantWide: true,
@@ -141,7 +141,7 @@ export const ROUTES: readonly RouteSpec[] = [
   route("GET /v1/admin/runs/:id", 2, { target: adminRunPath(""), tenantWide: true }),
   route("GET /v1/admin/runs/:id/events", 2, { target: adminRunPath("/events"), query: afterQuery, tenantWide: true }),
   route("GET /v1/audit/admin-reads", 1, { target: fixed("/v1/audit/admin-reads"), query: pageQuery, tenantWide: true }),
-  // The record of MCP sessions (issue 17): any session of the caller's tenant may be in an answer.
+  // The record of MCP sessions (docs/mcp.md): any session of the caller's tenant may be in an answer.
   route("GET /v1/audit/mcp-sessions", 1, {
     target: fixed("/v1/audit/mcp-sessions"),
     tenantWide: true,
@@ -224,7 +224,7 @@ export const ROUTES: readonly RouteSpec[] = [
     target: fixed("/v1/admin/dataset-changes"),
     query: (rng) => ({ ...maybe(rng, 0.4, () => ({ dataset: rng.pick(["fuzz_marked", "demo", "Bad"]) })), ...afterQuery(rng) }),
   }),
-  // Steward as an MCP server (issue 17, docs/mcp.md): the initialize request in a mode (some the caller may not
+  // Steward as an MCP server (docs/mcp.md): the initialize request in a mode (some the caller may not
   // open), and requests on sessions drawn at random (an unknown session, or somebody else's: the same answer).
   route("POST /mcp (initialize)", 2, {
     target: fixed("/mcp"),

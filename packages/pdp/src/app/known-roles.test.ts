@@ -1,6 +1,6 @@
 import { createKnownRoles } from "./known-roles";
 
-/** The membership read each decision is spared: remembered roles, re-read when fresh or forgotten (issue 13). */
+/** The membership read each decision is spared: remembered roles, re-read when fresh or forgotten. */
 describe("known roles", () => {
   function counting(roles: Record<string, string[]>) {
     const reads: string[] = [];

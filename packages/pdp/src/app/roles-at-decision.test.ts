@@ -13,10 +13,10 @@ import { createKnownRoles } from "./known-roles";
 import { freshDatabase } from "../../../../test/support/databases";
 
 /**
- * Roles are facts at decision time (issue 12, point 9): every decision, route or tool call, uses the
- * membership as it stands; a token's roles seed a membership once, at the user's first sight in the tenant.
- * The roles are remembered between decisions, and each record verifies them (issue 13): a change is still seen
- * by the very next decision.
+ * Roles are facts at decision time (docs/policy.md, "Facts at decision time"): every decision, route or tool call,
+ * uses the membership as it stands; a token's roles seed a membership once, at the user's first sight in the
+ * tenant. The roles are remembered between decisions, and each record verifies them: a change is still seen by the
+ * very next decision.
  */
 describe("the PDP decides with the membership of this moment (real PostgreSQL, the shipped Cedar set)", () => {
   let db: { url: string; drop(): Promise<void> };

@@ -63,8 +63,9 @@ export interface StreamPublisherOptions {
  * entry and a promise, and one timer sweeps the late ones. nats.js's `js.publish` makes a request object, a timer
  * and an Error per message (its `cancel` builds one even for a publish that succeeded). On a busy gateway those,
  * alive until the acknowledgement, were a quarter of what survived each young-generation collection
- * (docs/performance.md, "Session 30"). What goes on the wire is the same: the message with its headers and
- * `Nats-Msg-Id`, a reply subject on the connection's inbox, JetStream's acknowledgement back.
+ * (docs/performance.md, "Design decisions and the measurements behind them"). What goes on the wire is the same:
+ * the message with its headers and `Nats-Msg-Id`, a reply subject on the connection's inbox, JetStream's
+ * acknowledgement back.
  */
 export function createStreamPublisher(nc: NatsConnection, options: StreamPublisherOptions = {}): StreamPublisher {
   const timeoutMs = options.timeoutMs ?? 5000;

@@ -6,8 +6,8 @@ import { randomUUID } from "node:crypto";
  * PostgreSQL's `uuid`. A new run's or event's entry then lands beside the last ones in every index that starts
  * with the id, where a random id touches a page anywhere in it: fewer pages to keep in memory, fewer splits, and
  * after a checkpoint one full-page image per hot page rather than one per page touched (docs/performance.md,
- * "Session 34"). It is still an id and nothing more: no code orders by it, and ids made before (version 4)
- * stay valid.
+ * "Design decisions and the measurements behind them"). It is still an id and nothing more: no code orders by it,
+ * and ids made before (version 4) stay valid.
  */
 export function timeOrderedId(nowMs: number = Date.now()): string {
   if (!Number.isSafeInteger(nowMs) || nowMs < 0 || nowMs >= 2 ** 48) throw new RangeError(`not a time a UUID v7 can hold: ${nowMs}`);

@@ -11,7 +11,8 @@ export const SETTLED = (version: string): string =>
  * statements marking the same runs (two writers, or a writer and a relay) never wait for each other in a cycle.
  * It keeps the source's columns, so that the update joins `locked` alone: one lookup of the run by its key per
  * row. (A `WHERE r.id IN (SELECT id FROM locked)` beside the source was planned as a semi-join scanning `locked`
- * once per run: quadratic in the runs marked together; docs/performance.md, "Session 33".)
+ * once per run: quadratic in the runs marked together; docs/performance.md, "Design decisions and the measurements
+ * behind them".)
  */
 export const LOCK_RUNS_IN_ORDER = (source: string): string =>
   `locked AS (SELECT ${source}.* FROM runs r JOIN ${source} ON ${source}.id = r.id ORDER BY r.id FOR NO KEY UPDATE OF r)`;

@@ -182,7 +182,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     // One plain controller per call, tied to the run's signals by listeners removed when the call ends. Not
     // AbortSignal.any or AbortSignal.timeout: Node 20 keeps such a signal in a process-wide set for as long as
     // an abort listener is on it, the SDK never removes the one it adds, and a finished call's signal never
-    // aborts, so every model call stayed reachable for the life of the process (docs/performance.md, soak).
+    // aborts, so every model call stayed reachable for the life of the process (docs/performance.md, "Soak (memory)").
     const call = new AbortController();
     const abort = () => call.abort();
     const sources = [ctx.signal, cancelAbort.signal];

@@ -4,7 +4,7 @@ import type { ChatMessage } from "./model";
 import { ledgerLine } from "./step-ledger";
 
 /*
- * Context across turns (issue 16, docs/threads.md): a run in a thread is shown the thread's earlier turns — each
+ * Context across turns (docs/threads.md): a run in a thread is shown the thread's earlier turns — each
  * one's input, final answer and tool steps as ledger lines — truncated to a token budget. Built once, recorded
  * as `context.history`, and rendered from that record by `conversationOf`, so resumes and replays agree.
  */

@@ -84,7 +84,7 @@ describe("confirmation gate: an approval covers the exact call it was asked for"
     expect(callFingerprint(1, "delete_note", FIRST)).not.toBe(callFingerprint(1, "save_note", FIRST));
   });
 
-  it("issue 12's reuse: a second call with the same id and other arguments is asked for again and does not run on the first approval", () => {
+  it("a reused call id: a second call with the same id and other arguments is asked for again and does not run on the first approval", () => {
     const first = confirmAndRun([thought(1, FIRST)], 1, FIRST, "approve");
     const reused = [...first.events, thought(2, SECOND)];
     const second = gate(reused);

@@ -7,7 +7,7 @@ import { createGatewayDecisions, type PendingPermit } from "./gateway-decisions"
 import { freshDatabase, withoutAutovacuum } from "../../../../test/support/databases";
 
 /**
- * One commit per created run (issue 13, point 3), with or without an Idempotency-Key, counted by PostgreSQL
+ * One commit per created run, with or without an Idempotency-Key, counted by PostgreSQL
  * itself (pg_stat_database of a database of the test's own, over one connection).
  */
 describe("createRun: one commit per created run, Idempotency-Key semantics unchanged (real PostgreSQL)", () => {

@@ -30,8 +30,9 @@ const route = (tenantId: string, userId: string) => ({
 });
 
 /**
- * The gateway decides its own policy points in process (issue 13, point 3) with the policy service's PDP, over
- * real PostgreSQL: the same record before the answer, and the policy service asked only for a tenant without a set.
+ * The gateway decides its own policy points in process (docs/policy.md, "Where decisions are made") with the
+ * policy service's PDP, over real PostgreSQL: the same record before the answer, and the policy service asked only
+ * for a tenant without a set.
  */
 describe("gateway decisions: in process, the same records, the policy service for a tenant without a set", () => {
   let db: { url: string; drop(): Promise<void> };

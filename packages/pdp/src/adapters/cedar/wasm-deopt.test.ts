@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 
 /**
- * The crash of issue 10 on demand: a lazy deopt of `authorize` while its call into Cedar is on the stack. Cedar's
+ * The policy service's V8 fatal error under load (docs/pdp-stability.md) on demand: a lazy deopt of `authorize` while its call into Cedar is on the stack. Cedar's
  * glue JSON.stringifies the request from inside Wasm, so a `toJSON` in the context runs there and deoptimizes the
  * caller (V8 natives syntax, hence a child process). Run with and without the engine's V8 flag.
  */
@@ -45,7 +45,7 @@ function decideWhileDeoptimizing(opts: { inlineWasmCalls: boolean }) {
 }
 
 describe("a deopt of the engine while Cedar runs", () => {
-  it("kills the process when V8 inlines JS→Wasm calls (its default on Node 20: the crash of issue 10)", () => {
+  it("kills the process when V8 inlines JS→Wasm calls (its default on Node 20: the crash in docs/pdp-stability.md)", () => {
     const r = decideWhileDeoptimizing({ inlineWasmCalls: true });
     expect(r.signal).toBe("SIGTRAP");
     expect(r.stderr).toMatch(/unreachable code/);

@@ -4,7 +4,7 @@ import { recordingPool, useFreshDatabase } from "../../../../../test/support/dat
 import { waitFor } from "../../../../../test/support/wait-for";
 
 /**
- * Group commit of the decision log (issue 13, point 3): decisions arriving while a write is in flight are
+ * Group commit of the decision log (one commit for the decisions of many POSTs): decisions arriving while a write is in flight are
  * written together, and each caller is answered only once its own row is committed.
  */
 describe("the decision log writes concurrent decisions together, each answered once durable (real PostgreSQL)", () => {

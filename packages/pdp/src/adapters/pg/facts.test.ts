@@ -3,7 +3,7 @@ import { createPgPolicyFacts } from "./facts";
 import { recordingPool, useFreshDatabase } from "../../../../../test/support/databases";
 
 /**
- * A decision reads the membership; only a user never seen in the tenant costs a write (issue 13, point 3).
+ * A decision reads the membership; only a user never seen in the tenant costs a write.
  * Token roles only seed such a user (SPEC §3, §5): a known member's row is never rewritten by a request.
  */
 describe("membership facts: read at every decision, written only to seed a user never seen (real PostgreSQL)", () => {

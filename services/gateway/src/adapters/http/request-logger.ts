@@ -9,7 +9,7 @@ const LOG_METHODS = ["fatal", "error", "warn", "info", "debug", "trace", "silent
  * A request's logger (`request.log`): the gateway's logger with the request's id, made the first time the request
  * logs. Fastify asks for one on every request, and most requests log nothing (there is no line per request), while
  * making a pino child passes its bindings through the logger's redaction every time (docs/performance.md,
- * "Session 29").
+ * "Design decisions and the measurements behind them").
  */
 class RequestLogger implements FastifyBaseLogger {
   declare readonly fatal: LogFn;

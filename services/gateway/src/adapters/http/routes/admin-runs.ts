@@ -100,7 +100,7 @@ const RECORDED = "Policy point agent.run.admin_read. Every answer is first recor
 
 const readerOf = (request: FastifyRequest): AdminReader => ({ principal: principalOf(request), traceparent: traceparentOf(request) });
 
-/** The administrators' view of other users' runs and its audit log (issue 16, docs/admin-runs.md). */
+/** The administrators' view of other users' runs and its audit log (docs/admin-runs.md). */
 export function registerAdminRunRoutes(app: FastifyInstance, deps: AdminRunRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const reads = createAdminRunReads(deps);

@@ -32,7 +32,7 @@ const CreateThreadHeaders = Type.Object({
   ),
 });
 
-/** The threads API (issue 16, docs/threads.md): create, list, read with its runs, fork, archive. */
+/** The threads API (docs/threads.md): create, list, read with its runs, fork, archive. */
 export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const threads = deps.threads ?? createThreads({ pool: deps.pool });

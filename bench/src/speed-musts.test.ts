@@ -1,4 +1,4 @@
-import { issueMusts } from "./issue-musts";
+import { speedMusts } from "./speed-musts";
 import type { Results } from "./report";
 
 /** The parts of a run's results the musts read; the rest of each phase's result is left out. */
@@ -19,9 +19,9 @@ function run(x: { floor: number; iteration: number; ours: number; theirs: number
 }
 
 const passing = { floor: 2, iteration: 8, ours: 240, theirs: 200, ourCpu: 7, theirCpu: 8, post: 1000, pg: 4000, p99: 49, started: 4.9, restore: 1, peakMb: 120 };
-const met = (r: Results) => Object.fromEntries(issueMusts(r).map((t) => [t.target, t.met]));
+const met = (r: Results) => Object.fromEntries(speedMusts(r).map((t) => [t.target, t.met]));
 
-describe("issue 13's musts, judged from one run's results", () => {
+describe("the speed musts, judged from one run's results", () => {
   it("given a run that meets every must, throughput at exactly 1.2×, then every must is met", () => {
     expect(Object.values(met(run(passing)))).toEqual([true, true, true, true, true, true, true]);
   });
@@ -48,7 +48,7 @@ describe("issue 13's musts, judged from one run's results", () => {
       const r = run(passing);
       Object.assign(r.steward!.throughput[8], { alternated: true, iterationsPerSecond: { median: [...ours].sort((a, b) => a - b)[1], values: ours } });
       Object.assign(r.peer!.async!, { iterationsPerSecond: { median: [...theirs].sort((a, b) => a - b)[1], values: theirs } });
-      return issueMusts(r).find((t) => t.target.startsWith("throughput"))!;
+      return speedMusts(r).find((t) => t.target.startsWith("throughput"))!;
     };
     // Medians 240 and 200 (1.20×), but the host moved between pairs: each pair alone is 1.25, 1.08 and 1.14.
     const drifted = alternated([250, 130, 240], [200, 120, 210]);
@@ -60,7 +60,7 @@ describe("issue 13's musts, judged from one run's results", () => {
   it("given the design's skeleton measured with the floors, then the iteration's verdict names its ratio to the floor as context and is judged on Steward's iteration alone", () => {
     const r = run({ ...passing, iteration: 8.5 });
     Object.assign(r.floors!, { skeleton: { bare: { p50: 6 }, design: { p50: 9 } } });
-    expect(issueMusts(r)[0]).toEqual({
+    expect(speedMusts(r)[0]).toEqual({
       target: "iteration ≤ 4× the step floor",
       measured: "8.50 ms = 4.25× the floor (2.00 ms); the design's skeleton alone 9.00 ms = 4.50×",
       met: false,
@@ -68,13 +68,13 @@ describe("issue 13's musts, judged from one run's results", () => {
   });
 
   it("given a service that crashed, then '0 crashes' is missed and names it", () => {
-    const musts = issueMusts(run({ ...passing, crashes: [{ service: "runner", code: 1, signal: null, phase: "steward" }] }));
+    const musts = speedMusts(run({ ...passing, crashes: [{ service: "runner", code: 1, signal: null, phase: "steward" }] }));
     expect(musts.at(-1)).toEqual({ target: "0 crashes", measured: "runner in steward", met: false });
   });
 
   it("given a run of some phases only, then the musts they cannot judge are n/a, never met or missed", () => {
     const partial = { ...run(passing), peer: undefined, gateway: undefined } as Results;
-    const verdicts = issueMusts(partial);
+    const verdicts = speedMusts(partial);
     expect(verdicts.filter((t) => t.met === null).map((t) => t.target)).toEqual([
       "throughput at 8 concurrent ≥ 1.2× LangGraph.js (its default durability)",
       "CPU per iteration at 8 concurrent ≤ LangGraph.js's",

@@ -2,10 +2,10 @@ import { ms, ratio, type Results, type TargetVerdict } from "./report";
 import { median } from "./stats";
 
 /**
- * Issue 13's musts, each judged from one run's results (docs/performance.md, "Latest run"): `met` is null when the
+ * The speed musts, each judged from one run's results (docs/performance.md, "Latest run"): `met` is null when the
  * phases it needs did not run (`--only`), so a partial run never claims a must either way.
  */
-export function issueMusts(r: Results): TargetVerdict[] {
+export function speedMusts(r: Results): TargetVerdict[] {
   const out: TargetVerdict[] = [];
   const na = (target: string, needs: string): TargetVerdict => ({ target, measured: `needs ${needs}`, met: null });
   const f = r.floors;

@@ -101,10 +101,24 @@ describe("Steward as containers: the whole flow", () => {
     });
 
     it("PostgreSQL: every service is connected as its own role, and a role cannot do what its service may not", async () => {
-      const { rows } = await t.pool.query<{ app: string; role: string }>(
-        "SELECT DISTINCT application_name AS app, usename AS role FROM pg_stat_activity WHERE application_name LIKE 'steward-%' ORDER BY 1, 2",
+      // A pool closes its idle connections: a run that searches the knowledge base has every service connect while
+      // the connections are watched, each (service, role) seen once kept.
+      const seen = new Map<string, Set<string>>();
+      const created = await t.http("POST", "/v1/agents/runs", { input: "How long do I have to ask for a refund?" }, "demo");
+      expect(created.status).toBe(201);
+      await waitFor(
+        async () => {
+          const { rows } = await t.pool.query<{ app: string; role: string }>(
+            "SELECT DISTINCT application_name AS app, usename AS role FROM pg_stat_activity WHERE application_name LIKE 'steward-%'",
+          );
+          for (const r of rows) seen.set(r.app, (seen.get(r.app) ?? new Set()).add(r.role));
+          return ["gateway", "agent-runner", "tool-exec", "policy"].every((s) => seen.has(`steward-${s}`)) ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 100, what: "every service to be seen connected" },
       );
+      const rows = [...seen].flatMap(([app, roles]) => [...roles].map((role) => ({ app, role })));
       const roleOf = new Map(rows.map((r) => [r.app, r.role]));
+      expect([...seen.values()].every((roles) => roles.size === 1)).toBe(true);
       expect(Object.fromEntries(["gateway", "agent-runner", "tool-exec", "policy"].map((s) => [s, roleOf.get(`steward-${s}`)]))).toEqual({
         gateway: "steward_gateway",
         "agent-runner": "steward_agent_runner",

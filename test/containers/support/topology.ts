@@ -211,15 +211,23 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       RUNNER_TENANT_MAX_RUNNING: "1000",
     };
 
-    // Migrations and the roles' logins first, once, as compose's `prepare` service does.
+    // Migrations and the roles' logins first, once, as compose's `prepare` service does. Waited on by its last log
+    // line, as the services are: a wait on its exit, which reads the container's state each second, once timed out
+    // in all three suites of a run at once, leaving no trace of what the container did. A timeout now says.
+    const prepareName = `prepare-${randomBytes(4).toString("hex")}`;
     await new GenericContainer(images.steward)
+      .withName(prepareName)
       .withNetwork(network)
       .withLabels(labels)
       .withEnvironment({ ...planes.prepareEnv(), STEWARD_SEED_DEMO: "1" })
       .withCommand(["prepare"])
-      .withWaitStrategy(Wait.forOneShotStartup())
+      .withWaitStrategy(Wait.forLogMessage(/"msg":"prepared"/))
       .withStartupTimeout(120_000)
-      .start();
+      .start()
+      .catch(async (err: Error) => {
+        const raw = (await docker.getContainer(prepareName).logs({ stdout: true, stderr: true, tail: 20 }).catch(() => Buffer.alloc(0))) as unknown as Buffer;
+        throw new Error(`${prepareName} did not prepare: ${err.message}\n${demux(raw).trimEnd()}`);
+      });
 
     const services = new Map<ServiceName, Service>();
     const startService = async (name: ServiceName, env: Record<string, string>, healthPort: number) => {

@@ -1,3 +1,4 @@
+import type { DecisionRecord, McpSessionRecord } from "@steward/contract";
 import { api } from "./api";
 
 /** A stored policy set (docs/openapi.json, /v1/admin/policies). */
@@ -37,26 +38,7 @@ export interface DryRunAnswer {
 }
 
 /** One record of the decision log (GET /v1/audit/decisions). */
-export interface Decision {
-  readonly id: number;
-  readonly decided_at: string;
-  readonly user_id: string;
-  readonly action: string;
-  readonly resource: { readonly type: string; readonly id: string };
-  readonly run_id: string | null;
-  readonly step_no: number | null;
-  readonly fingerprint: string | null;
-  readonly elevation_session_id: string | null;
-  /** The MCP session the decision was made for (docs/mcp.md); null outside MCP. */
-  readonly mcp_session_id: string | null;
-  /** That session's mode: observe, execute or admin. */
-  readonly mcp_mode: string | null;
-  readonly permit: boolean;
-  readonly code: string | null;
-  readonly policy_ids: readonly string[];
-  readonly policy_version: number | null;
-  readonly latency_ms: number;
-}
+export type Decision = DecisionRecord;
 
 export interface KnowledgeDocument {
   readonly id: string;
@@ -121,16 +103,7 @@ export const knowledge = {
 export const platformStatus = () => api<PlatformStatus | TenantStatus>("GET", "/v1/admin/status");
 
 /** A recorded MCP session (GET /v1/audit/mcp-sessions). */
-export interface McpSession {
-  readonly id: string;
-  readonly user_id: string;
-  readonly mode: "observe" | "execute" | "admin";
-  readonly opened_at: string;
-  /** Null while open. */
-  readonly closed_at: string | null;
-  /** Why it closed, in the gateway's words; null while open. */
-  readonly close_reason: string | null;
-}
+export type McpSession = McpSessionRecord;
 
 /** The MCP session list's filters: the query keys of GET /v1/audit/mcp-sessions. */
 export interface McpSessionFilter {

@@ -1,34 +1,11 @@
+import type { KnowledgeProposal, Page, ThreadView } from "@steward/contract";
 import { api, type RunSnapshot } from "./api";
 
-/** A thread as the API answers it (docs/threads.md); `runs` only from GET /v1/threads/:id. */
-export interface Thread {
-  readonly id: string;
-  readonly title: string | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly archived_at: string | null;
-  readonly run_count: number;
-  readonly last_run_id: string | null;
-  readonly forked_from?: { readonly thread_id: string; readonly run_id: string } | null;
-  readonly runs?: readonly RunSnapshot[];
-}
+/** A thread (docs/threads.md); `runs` only from GET /v1/threads/:id. */
+export type Thread = ThreadView;
 
 /** A knowledge proposal (docs/memory.md). */
-export interface Proposal {
-  readonly id: string;
-  readonly title: string;
-  readonly content: string;
-  readonly evidence_quote: string | null;
-  readonly status: "pending" | "applied" | "dismissed";
-  readonly thread_id: string | null;
-  readonly run_id: string;
-  readonly step_no: number;
-  readonly proposed_by: string;
-  readonly created_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-  readonly document_id: string | null;
-}
+export type Proposal = KnowledgeProposal;
 
 /** A run as the admins' view answers it (docs/admin-runs.md). */
 export interface AdminRun extends RunSnapshot {
@@ -36,12 +13,7 @@ export interface AdminRun extends RunSnapshot {
   readonly thread_id: string | null;
 }
 
-export interface Page<T> {
-  readonly items: readonly T[];
-  readonly page: number;
-  readonly page_size: number;
-  readonly total: number;
-}
+export type { Page };
 
 export interface StoredEvent {
   readonly seq: number;

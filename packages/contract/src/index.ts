@@ -63,3 +63,4 @@ export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeR
 export { policyPoints, isPolicyPoint, isMcpPolicyPoint, type PolicyPoint, type McpPolicyPoint } from "./policy-points";
 export { busNames, type BusNames } from "./subjects";
 export { createSseParser, type SseEvent } from "./sse";
+export type { Page, ThreadView, ProposalStatus, KnowledgeProposal, DecisionRecord, McpSessionRecord } from "./wire";

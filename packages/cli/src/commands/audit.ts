@@ -1,3 +1,4 @@
+import type { DecisionRecord, McpSessionRecord, Page } from "@steward/contract";
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import { ExitCode } from "../exit-codes";
@@ -5,37 +6,8 @@ import { shortId } from "../render";
 
 type AuditCommand = Extract<Command, { name: `audit.${string}` }>;
 
-/** One record of the decision log (GET /v1/audit/decisions), the fields shown. */
-interface Decision {
-  readonly id: number;
-  readonly decided_at: string;
-  readonly user_id: string;
-  readonly action: string;
-  readonly resource: { readonly type: string; readonly id: string };
-  readonly run_id: string | null;
-  readonly mcp_session_id: string | null;
-  readonly mcp_mode: string | null;
-  readonly permit: boolean;
-  readonly code: string | null;
-  readonly policy_ids: string[];
-}
-
-/** A recorded MCP session (GET /v1/audit/mcp-sessions). */
-interface McpSession {
-  readonly id: string;
-  readonly user_id: string;
-  readonly mode: string;
-  readonly opened_at: string;
-  readonly closed_at: string | null;
-  readonly close_reason: string | null;
-}
-
-interface McpSessionPage {
-  items: McpSession[];
-  page: number;
-  page_size: number;
-  total: number;
-}
+type Decision = DecisionRecord;
+type McpSessionPage = Page<McpSessionRecord>;
 
 /** `steward audit decisions | mcp-sessions`: the tenant's decision log and its MCP sessions (auditors). */
 export async function auditCommand(ctx: Context, cmd: AuditCommand): Promise<number> {

@@ -1,3 +1,4 @@
+import type { KnowledgeProposal, Page } from "@steward/contract";
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import { ExitCode } from "../exit-codes";
@@ -5,29 +6,8 @@ import { clip } from "../render";
 
 type ProposalsCommand = Extract<Command, { name: `proposals.${string}` }>;
 
-/** A knowledge proposal as the API answers it (docs/memory.md). */
-export interface Proposal {
-  readonly id: string;
-  readonly title: string;
-  readonly content: string;
-  readonly evidence_quote: string | null;
-  readonly status: string;
-  readonly thread_id: string | null;
-  readonly run_id: string;
-  readonly step_no: number;
-  readonly proposed_by: string;
-  readonly created_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-  readonly document_id: string | null;
-}
-
-interface ProposalPage {
-  items: Proposal[];
-  page: number;
-  page_size: number;
-  total: number;
-}
+type Proposal = KnowledgeProposal;
+type ProposalPage = Page<Proposal>;
 
 /** `steward proposals ls|apply|dismiss`: knowledge the agent proposed, waiting for a person. */
 export async function proposalsCommand(ctx: Context, cmd: ProposalsCommand): Promise<number> {

@@ -1,3 +1,4 @@
+import type { RunSnapshot } from "@steward/contract";
 import type { Command } from "../args";
 import { print, type Context } from "../context";
 import { ExitCode } from "../exit-codes";
@@ -6,17 +7,7 @@ import { followToEnd } from "./follow-output";
 type RunCommand = Extract<Command, { name: "run" }>;
 
 /** A run snapshot as the API answers it (SPEC §2). */
-export interface RunSnapshot {
-  readonly id: string;
-  readonly state: string;
-  readonly mode: string;
-  readonly input: string;
-  readonly created_at: string;
-  readonly finished_at: string | null;
-  readonly output: { text: string; evidence: Array<{ title: string; document_id: string }> } | null;
-  readonly error: { code: number; message: string } | null;
-  readonly [key: string]: unknown;
-}
+export type { RunSnapshot };
 
 /** `steward run "question" [--mode ask] [--follow]`: creates a run; with --follow, renders it to its end. */
 export async function runCommand(ctx: Context, cmd: RunCommand): Promise<number> {

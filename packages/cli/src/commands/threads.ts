@@ -1,31 +1,13 @@
+import type { Page, ThreadView } from "@steward/contract";
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import { ExitCode } from "../exit-codes";
 import { clip } from "../render";
-import type { RunSnapshot } from "./run";
 
 type ThreadsCommand = Extract<Command, { name: `threads.${string}` }>;
 
-/** A thread as the API answers it (docs/threads.md). */
-export interface ThreadSnapshot {
-  readonly id: string;
-  readonly title: string | null;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly archived_at: string | null;
-  readonly run_count: number;
-  readonly last_run_id: string | null;
-  readonly forked_from?: { thread_id: string; run_id: string } | null;
-  readonly runs?: RunSnapshot[];
-  readonly [key: string]: unknown;
-}
-
-interface ThreadPage {
-  items: ThreadSnapshot[];
-  page: number;
-  page_size: number;
-  total: number;
-}
+type ThreadSnapshot = ThreadView;
+type ThreadPage = Page<ThreadView>;
 
 function showThread(ctx: Context, t: ThreadSnapshot): string {
   const s = ctx.style;

@@ -1,24 +1,6 @@
-/** Where a proposal stands: queued for review, made a document, or set aside. Only `applied` is ever used. */
-export type ProposalStatus = "pending" | "applied" | "dismissed";
+import type { KnowledgeProposal, ProposalStatus } from "@steward/contract";
 
-/** A knowledge proposal as the API shows it (docs/memory.md); timestamps ISO-8601 UTC with microseconds. */
-export interface KnowledgeProposal {
-  readonly id: string;
-  readonly title: string;
-  readonly content: string;
-  readonly evidence_quote: string | null;
-  readonly status: ProposalStatus;
-  readonly thread_id: string | null;
-  readonly run_id: string;
-  readonly step_no: number;
-  /** The run's creator, on whose behalf the agent proposed. */
-  readonly proposed_by: string;
-  readonly created_at: string;
-  readonly decided_at: string | null;
-  readonly decided_by: string | null;
-  /** The document applying it made (null until applied, or once that document is deleted). */
-  readonly document_id: string | null;
-}
+export type { KnowledgeProposal, ProposalStatus };
 
 /**
  * The limits a new proposal must stay within (SPEC §9: 2 per run, 5 pending per thread); a run outside any thread

@@ -100,9 +100,11 @@ ensureInstalled();
 stepDone("install");
 build();
 stepDone("build");
-const typecheck = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" });
-if (typecheck.status !== 0) finish(0, 1, false);
-stepDone("typecheck");
+// The typecheck needs the sources alone: it runs beside PostgreSQL, NATS and the container images, and is waited
+// for before jest starts.
+const typecheck = new Promise((resolve) => {
+  spawn("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" }).once("exit", (code) => resolve(code));
+});
 const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace(/\/steward$/, "/postgres");
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);
@@ -116,7 +118,9 @@ const containers = quick
     ? leaveOut(["containers"], "the arguments select no suite of test/containers: its images were not prepared")
     : await containerSuite();
 stepDone("container images");
-if (containers.failed) finish(0, 1, false);
+const typechecked = (await typecheck) === 0;
+stepDone("typecheck (after them)");
+if (!typechecked || containers.failed) finish(0, 1, false);
 const jestArgs = [...given, ...containers.jestArgs];
 
 const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));

@@ -192,8 +192,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
       const page = await call(
         deps.policyAdmin.listPolicySets({ tenantId: principalOf(request).tenantId, beforeVersion: Number(q.before ?? 0), limit: Number(q.limit ?? 10) }),
       );
-      const items = page.sets.map(setView);
-      return { items, next_before: page.hasMore && items.length > 0 ? items[items.length - 1].version : null };
+      // More below: the next page starts under this page's oldest set.
+      return { items: page.sets.map(setView), next_before: page.hasMore ? page.sets[page.sets.length - 1].version : null };
     },
   );
 

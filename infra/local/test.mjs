@@ -100,11 +100,11 @@ ensureInstalled();
 stepDone("install");
 build();
 stepDone("build");
-// The typecheck needs the sources alone: it runs beside PostgreSQL, NATS and the container images, and is waited
-// for before jest starts.
-const typecheck = new Promise((resolve) => {
-  spawn("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" }).once("exit", (code) => resolve(code));
-});
+// The typecheck and the layers' import rules (.dependency-cruiser.cjs) need the sources alone: they run beside
+// PostgreSQL, NATS and the container images, and are waited for before jest starts.
+const run = (command, args) => new Promise((resolve) => spawn(command, args, { cwd: root, stdio: "inherit" }).once("exit", (code) => resolve(code)));
+const typecheck = run("npx", ["tsc", "-p", "tsconfig.json"]);
+const dependencyRules = run("npm", ["run", "--silent", "lint:deps"]);
 const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace(/\/steward$/, "/postgres");
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);
@@ -119,8 +119,10 @@ const containers = quick
     : await containerSuite();
 stepDone("container images");
 const typechecked = (await typecheck) === 0;
-stepDone("typecheck (after them)");
-if (!typechecked || containers.failed) finish(0, 1, false);
+const layered = (await dependencyRules) === 0;
+stepDone("typecheck and dependency rules (after them)");
+if (!layered) process.stderr.write("steward: an import breaks the dependency rules (npm run lint:deps, .dependency-cruiser.cjs)\n");
+if (!typechecked || !layered || containers.failed) finish(0, 1, false);
 const jestArgs = [...given, ...containers.jestArgs];
 
 const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));

@@ -1,4 +1,4 @@
-import type { DecisionRecord, McpSessionRecord } from "@steward/contract";
+import type { DecisionRecord, DocumentSummary, McpSessionRecord, Page } from "@steward/contract";
 import { api } from "./api";
 
 /** A stored policy set (docs/openapi.json, /v1/admin/policies). */
@@ -40,13 +40,7 @@ export interface DryRunAnswer {
 /** One record of the decision log (GET /v1/audit/decisions). */
 export type Decision = DecisionRecord;
 
-export interface KnowledgeDocument {
-  readonly id: string;
-  readonly title: string;
-  readonly chunks: number;
-  readonly chars: number;
-  readonly created_at: string;
-}
+export type KnowledgeDocument = DocumentSummary;
 
 /** GET /v1/admin/status: the fields the schema fixes; the inner objects are shown as they come. */
 /** The whole platform: what the operators' tenant sees. */
@@ -95,7 +89,7 @@ export const decisions = (query: { after: number; limit: number; runId?: string;
 
 export const knowledge = {
   list: (page: number, pageSize: number) =>
-    api<{ items: KnowledgeDocument[]; page: number; page_size: number; total: number }>("GET", `/v1/knowledge/documents?page=${page}&page_size=${pageSize}`),
+    api<Page<KnowledgeDocument>>("GET", `/v1/knowledge/documents?page=${page}&page_size=${pageSize}`),
   add: (body: { title: string; body: string; format: "text" | "markdown" }) => api<{ id: string; title: string }>("POST", "/v1/knowledge/documents", body),
   remove: (id: string) => api<null>("DELETE", `/v1/knowledge/documents/${encodeURIComponent(id)}`),
 };

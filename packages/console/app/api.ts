@@ -1,3 +1,4 @@
+import type { Evidence, Page, RunSnapshot } from "@steward/contract";
 import { currentToken } from "./session";
 
 /** A problem document (RFC 9457 with Steward's code) the API answered with. */
@@ -12,33 +13,9 @@ export class ApiError extends Error {
   }
 }
 
-export interface Evidence {
-  readonly document_id?: string;
-  readonly title?: string;
-  readonly snippet?: string;
-  readonly score?: number;
-  readonly page?: number;
-}
-
-export interface RunSnapshot {
-  readonly id: string;
-  readonly state: string;
-  readonly mode: string;
-  readonly input: string;
-  readonly response_language: string | null;
-  readonly created_at: string;
-  readonly started_at: string | null;
-  readonly finished_at: string | null;
-  readonly deadline_at: string | null;
-  readonly output: { readonly text: string; readonly evidence?: readonly Evidence[] } | null;
-  readonly error: { readonly code: string | number; readonly message?: string } | null;
-  readonly usage: { readonly input_tokens: number; readonly output_tokens: number; readonly model_calls: number; readonly tool_calls: number } | null;
-}
-
-export interface RunPage {
-  readonly items: readonly RunSnapshot[];
-  readonly total: number;
-}
+// The run's wire shape is the contract's (packages/contract/src/snapshot.ts, wire.ts), as the CLI reads it.
+export type { Evidence, RunSnapshot };
+export type RunPage = Page<RunSnapshot>;
 
 /** Called when the API refuses the token (401): the page goes back to sign-in. */
 let onUnauthenticated: () => void = () => undefined;

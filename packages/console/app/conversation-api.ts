@@ -1,4 +1,4 @@
-import type { KnowledgeProposal, Page, ThreadView } from "@steward/contract";
+import type { AdminRunView, EventPage, KnowledgeProposal, Page, StoredEventView, ThreadView } from "@steward/contract";
 import { api, type RunSnapshot } from "./api";
 
 /** A thread (docs/threads.md); `runs` only from GET /v1/threads/:id. */
@@ -8,19 +8,11 @@ export type Thread = ThreadView;
 export type Proposal = KnowledgeProposal;
 
 /** A run as the admins' view answers it (docs/admin-runs.md). */
-export interface AdminRun extends RunSnapshot {
-  readonly created_by: string;
-  readonly thread_id: string | null;
-}
+export type AdminRun = AdminRunView;
 
 export type { Page };
 
-export interface StoredEvent {
-  readonly seq: number;
-  readonly type: string;
-  readonly data: Record<string, unknown>;
-  readonly recorded_at: string;
-}
+export type StoredEvent = StoredEventView;
 
 const id = encodeURIComponent;
 const query = (values: Record<string, string | number | undefined>): string => {
@@ -56,5 +48,5 @@ export const adminRuns = {
   list: (filter: AdminRunFilter, page = 1) => api<Page<AdminRun>>("GET", `/v1/admin/runs${query({ ...filter, page, page_size: 50 })}`),
   get: (runId: string) => api<AdminRun>("GET", `/v1/admin/runs/${id(runId)}`),
   events: (runId: string, after = 0) =>
-    api<{ items: readonly StoredEvent[]; next_after: number; has_more: boolean }>("GET", `/v1/admin/runs/${id(runId)}/events${query({ after, limit: 1000 })}`),
+    api<EventPage>("GET", `/v1/admin/runs/${id(runId)}/events${query({ after, limit: 1000 })}`),
 };

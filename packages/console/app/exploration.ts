@@ -1,6 +1,6 @@
 /**
  * The exploration budget's count, derived from a run's events exactly as the runner folds it
- * (packages/contract/src/fold.ts; SPEC §4): each permitted call of an exploration tool has `exploration: true`
+ * (packages/contract/src/run/fold.ts; SPEC §4): each permitted call of an exploration tool has `exploration: true`
  * on its `tool_result`; a result `EXPLORATION_BUDGET_REACHED` blocks further calls; answering the
  * `[[EXPLORATION_BUDGET]]` question unblocks, and "Continue exploring" starts the count again. No event or
  * snapshot field carries the count, so the console recomputes it (the contract's fold is not bundled: it is a

@@ -4,7 +4,7 @@ import type { Evidence } from "./api";
 import { prettyArguments, str } from "./format";
 import { renderMarkdown } from "./markdown";
 
-/** The evidence of an answer or a tool result: title, document id, page and the quoted snippet. */
+/** The evidence of an answer or a tool result: title, document id, score and the quoted snippet. */
 export function evidenceList(evidence: unknown): HTMLElement | null {
   if (!Array.isArray(evidence) || evidence.length === 0) return null;
   return h(
@@ -20,7 +20,7 @@ export function evidenceList(evidence: unknown): HTMLElement | null {
           ? h("a", { class: "evidence-link", href: `#/knowledge/${encodeURIComponent(str(e.document_id))}` }, h("strong", {}, e.title || "untitled"))
           : h("strong", {}, e.title || "untitled"),
         " ",
-        h("span", { class: "muted" }, "document ", h("code", { class: "document-id" }, str(e.document_id)), e.page ? `, page ${e.page}` : "", typeof e.score === "number" ? `, score ${e.score.toFixed(2)}` : ""),
+        h("span", { class: "muted" }, "document ", h("code", { class: "document-id" }, str(e.document_id)), typeof e.score === "number" ? `, score ${e.score.toFixed(2)}` : ""),
         e.snippet ? h("blockquote", {}, e.snippet) : null,
       ),
     ),

@@ -47,7 +47,25 @@ export {
   type RunCancelled,
 } from "./events";
 export { snapshotOf, type RunSnapshot } from "./snapshot";
-export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./fold";
+export { evolve, foldRun, isTerminal, initialRunState, type RunState, type ToolOutcomeRecord } from "./run/fold";
+export { decide, type DecisionContext, type ObservationDecider } from "./run/decide";
+export type {
+  RunCommand,
+  RunRef,
+  QueueRun,
+  ObserveRun,
+  CompactWindow,
+  CancelRun,
+  AnswerQuestion,
+  DecideConfirmation,
+  ExpireRun,
+  FailUnanswered,
+  FailUnfoldable,
+} from "./run/commands";
+export type { RunDecision, RunEffect, LoopEffect, WriterEffect } from "./run/decision";
+export { requestRun } from "./run/run-request";
+export { deadlineFailure, unansweredFailure } from "./run/deadline";
+export { runFailed, runCancelled, unfoldableError } from "./run/endings";
 export type { ThreadEvent, ThreadEventType, ThreadCreated, ThreadForked, ThreadOrigin, ThreadRunAdded, ThreadArchived } from "./thread-events";
 export {
   evolveThread,
@@ -59,8 +77,30 @@ export {
 } from "./thread-fold";
 export { confirmationFor, recordDecision, type ConfirmationRecord } from "./confirmations";
 export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
-export { RunRequestedSchema, decodeRunRequested, type RunRequested, type DecodeResult } from "./run-requested";
+export {
+  RunRequestedSchema,
+  decodeRunRequested,
+  runRequestedMessage,
+  NEW_RUN_HEADER,
+  type RunRequested,
+  type RunRequestedMessage,
+  type RunRequest,
+  type RequestPurpose,
+  type DecodeResult,
+} from "./run-requested";
 export { policyPoints, isPolicyPoint, isMcpPolicyPoint, type PolicyPoint, type McpPolicyPoint } from "./policy-points";
 export { busNames, type BusNames } from "./subjects";
+export { DATASET_NAME } from "./dataset-name";
 export { createSseParser, type SseEvent } from "./sse";
-export type { Page, ThreadView, ProposalStatus, KnowledgeProposal, DecisionRecord, McpSessionRecord } from "./wire";
+export type {
+  Page,
+  ThreadView,
+  ProposalStatus,
+  KnowledgeProposal,
+  DecisionRecord,
+  McpSessionRecord,
+  AdminRunView,
+  StoredEventView,
+  EventPage,
+  DocumentSummary,
+} from "./wire";

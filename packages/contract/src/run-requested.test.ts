@@ -1,4 +1,5 @@
-import { decodeRunRequested } from "./run-requested";
+import { NEW_RUN_HEADER, decodeRunRequested, runRequestedMessage } from "./run-requested";
+import { busNames } from "./subjects";
 
 const runId = "0b6f3c2e-4a1d-4f7e-9c3b-2d5e6f7a8b9c";
 const valid = { run_id: runId, tenant_id: "acme", created_by: "user-7" };
@@ -58,5 +59,35 @@ describe("decodeRunRequested", () => {
 
   it("rejects JSON null at the root", () => {
     expect(expectRejected(bytesOf(null))).toMatch(/^\/:/);
+  });
+});
+
+describe("runRequestedMessage: one builder, the message id keyed by why the runner is requested", () => {
+  const names = busNames("ns");
+  const command = { run_id: runId, tenant_id: "acme", created_by: "user-7" };
+
+  it("a created run: one id per run, marked as new, with the writer's trace", () => {
+    expect(runRequestedMessage(names, { command, purpose: { kind: "created" } }, "00-t-s-01")).toEqual({
+      subject: "ns.agent.run.requested",
+      msgId: `run.requested.${runId}`,
+      payload: command,
+      headers: { "Steward-Run-Id": runId, traceparent: "00-t-s-01", [NEW_RUN_HEADER]: "true" },
+      runId,
+    });
+  });
+
+  it("a run handed back: keyed by the version its append made; re-driven or admitted: by when it was requested", () => {
+    expect(runRequestedMessage(names, { command, purpose: { kind: "handed_back", version: 5 } }, "tp")).toMatchObject({
+      msgId: `run.requested.${runId}.5`,
+      headers: { "Steward-Run-Id": runId, traceparent: "tp" },
+    });
+    expect(runRequestedMessage(names, { command, purpose: { kind: "redriven", requestedAtMs: "1700000000000" } })).toMatchObject({
+      msgId: `run.requested.${runId}.1700000000000`,
+      headers: { "Steward-Run-Id": runId, "Steward-Redrive": "true" },
+    });
+    expect(runRequestedMessage(names, { command, purpose: { kind: "admitted", requestedAtMs: "1700000000001" } }).headers).toEqual({
+      "Steward-Run-Id": runId,
+      "Steward-Admitted": "true",
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { RunError, RunMode, RunOutput, RunStatus, Usage } from "./events";
-import type { RunState } from "./fold";
+import type { RunState } from "./run/fold";
 import type { IsoMicros } from "./time";
 
 /** What a client reads for a run (SPEC §2). */

@@ -1,5 +1,5 @@
 import { consecutiveFailures, detectCycle } from "./tool-history";
-import type { ToolOutcomeRecord } from "./fold";
+import type { ToolOutcomeRecord } from "./run/fold";
 
 const rec = (fingerprint: string, tool_name = "t", result_code = "ok"): ToolOutcomeRecord => ({ tool_name, fingerprint, result_code });
 const seq = (prints: string) => [...prints].map((p) => rec(p, `tool_${p}`));

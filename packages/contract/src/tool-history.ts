@@ -1,5 +1,5 @@
 import { Limits } from "./limits";
-import type { ToolOutcomeRecord } from "./fold";
+import type { ToolOutcomeRecord } from "./run/fold";
 
 export interface Cycle {
   /** How many calls one repetition of the cycle spans (1–4). */

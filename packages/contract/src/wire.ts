@@ -72,3 +72,33 @@ export interface McpSessionRecord {
   /** Why it closed, in the gateway's words; null while open. */
   readonly close_reason: string | null;
 }
+
+/** A run as the admins' view answers it (`GET /v1/admin/runs`): the snapshot, whose it is and its thread. */
+export interface AdminRunView extends RunSnapshot {
+  readonly created_by: string;
+  readonly thread_id: string | null;
+}
+
+/** A stored event of a run as the API serves it (`GET /v1/agents/runs/:id/events`, the admins' alike). */
+export interface StoredEventView {
+  readonly seq: number;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  readonly recorded_at: string;
+}
+
+/** A page of a run's events after a sequence number. */
+export interface EventPage {
+  readonly items: readonly StoredEventView[];
+  readonly next_after: number;
+  readonly has_more: boolean;
+}
+
+/** A knowledge document as lists show it (`GET /v1/knowledge/documents`); timestamps ISO-8601 UTC. */
+export interface DocumentSummary {
+  readonly id: string;
+  readonly title: string;
+  readonly chunks: number;
+  readonly chars: number;
+  readonly created_at: string;
+}

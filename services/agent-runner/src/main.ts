@@ -28,6 +28,7 @@ import {
 import { createToolExecApi } from "@steward/proto";
 import { createDirectPublisher, createOutboxRelay, createRunAppender } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
+import { toolExecPort } from "./adapters/grpc/tool-exec-port";
 import { withPatience } from "./adapters/grpc/patient-tool-exec";
 import { modelsOf, selectProvider } from "./adapters/llm/select-provider";
 import { watchRunnerConsumer } from "./adapters/metrics/consumer-gauges";
@@ -165,7 +166,7 @@ async function main(): Promise<void> {
   const handle = createRunRequestedHandler(
     {
       pool,
-      toolExec,
+      toolExec: toolExecPort(toolExec),
       provider,
       tools,
       logger,

@@ -47,6 +47,8 @@ import { createRunFollower } from "./app/run-outcome";
 import { createRunReads } from "./app/read-runs";
 import { createCapabilityCatalogue } from "./app/capability-catalogue";
 import { createAdminRunReads } from "./app/read-admin-runs";
+import { createPgRunStore } from "./adapters/pg/run-store";
+import { createPgAdminRunStore } from "./adapters/pg/admin-run-store";
 
 /**
  * Serves from its first second: runs are accepted whenever PostgreSQL answers (the outbox keeps their
@@ -142,10 +144,10 @@ async function main(): Promise<void> {
       createRun,
       controls,
       // An MCP call waiting for its run holds what an event stream holds: it counts against the same shares.
-      follow: createRunFollower({ reads: createRunReads({ pool }), feed, holdSlot: (principal) => streamSlots.tryTake(principal) }),
+      follow: createRunFollower({ reads: createRunReads({ runs: createPgRunStore(pool) }), feed, holdSlot: (principal) => streamSlots.tryTake(principal) }),
       capabilities: createCapabilityCatalogue(async () => (await toolExec.listTools({ deadlineMs: 2000 })).tools),
       grantedDatasets: (tenantId, userId) => datasetsFor(pool, config.DATASET_TENANTS, tenantId, userId),
-      adminRuns: createAdminRunReads({ pool, logger }),
+      adminRuns: createAdminRunReads({ runs: createPgAdminRunStore(pool), logger }),
       runAllowance: runCreationAllowance(rateLimits.deps),
       journal: {
         opened: async (session) => void (await recordMcpSessionOpened(pool, session)),

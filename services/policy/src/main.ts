@@ -30,7 +30,7 @@ import {
   type NatsConnection,
 } from "@steward/platform";
 import { deferredActivations, defaultPolicyDir } from "@steward/pdp";
-import { composePolicyService } from "./app/compose";
+import { composePolicyService } from "./compose";
 
 /**
  * Serves decisions as soon as its port is bound: a decision needs PostgreSQL (facts, the decision log), and

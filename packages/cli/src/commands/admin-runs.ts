@@ -1,24 +1,13 @@
+import type { AdminRunView, Page } from "@steward/contract";
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import { ExitCode } from "../exit-codes";
 import { clip } from "../render";
-import type { RunSnapshot } from "./run";
 import { allEvents, printEvents } from "./runs";
 
 type AdminCommand = Extract<Command, { name: `admin.${string}` }>;
 
-/** A run as the admins' view answers it: the snapshot, whose it is and its thread. */
-interface AdminRun extends RunSnapshot {
-  readonly created_by: string;
-  readonly thread_id: string | null;
-}
-
-interface AdminRunPage {
-  items: AdminRun[];
-  page: number;
-  page_size: number;
-  total: number;
-}
+type AdminRunPage = Page<AdminRunView>;
 
 /** `steward admin runs|show|events`: any user's runs of the tenant, each read written to the audit log. */
 export async function adminRunsCommand(ctx: Context, cmd: AdminCommand): Promise<number> {
@@ -34,7 +23,7 @@ export async function adminRunsCommand(ctx: Context, cmd: AdminCommand): Promise
       return ExitCode.ok;
     }
     case "admin.show": {
-      const run = await ctx.api.request<AdminRun>("GET", `/v1/admin/runs/${cmd.id}`);
+      const run = await ctx.api.request<AdminRunView>("GET", `/v1/admin/runs/${cmd.id}`);
       print(ctx, run, (r) => {
         const lines = [`${ctx.style.bold(r.id)}  ${r.state}  by ${r.created_by}${r.thread_id ? `  in thread ${r.thread_id}` : ""}`, `  asked     ${clip(r.input, 200)}`];
         if (r.output) lines.push("", r.output.text);

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename, extname } from "node:path";
+import type { DocumentSummary, Page } from "@steward/contract";
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import { UsageError } from "../errors";
@@ -7,12 +8,7 @@ import { ExitCode } from "../exit-codes";
 
 type KbCommand = Extract<Command, { name: `kb.${string}` }>;
 
-interface DocumentPage {
-  items: Array<{ id: string; title: string; [key: string]: unknown }>;
-  page: number;
-  page_size: number;
-  total: number;
-}
+type DocumentPage = Page<DocumentSummary>;
 
 /** Reads a local file for upload; a missing or unreadable file is a usage error naming it. */
 export function readLocalFile(file: string): string {
@@ -38,7 +34,7 @@ export async function kbCommand(ctx: Context, cmd: KbCommand): Promise<number> {
       const page = await ctx.api.request<DocumentPage>("GET", "/v1/knowledge/documents", { query: { page: cmd.page, page_size: cmd.pageSize } });
       print(ctx, page, (p) => {
         if (p.items.length === 0) return p.page === 1 ? "the knowledge base is empty" : `nothing on page ${p.page} (${p.total} in all)`;
-        const rows = p.items.map((d) => [d.id, String(d.created_at ?? ""), d.title]);
+        const rows = p.items.map((d) => [d.id, d.created_at, d.title]);
         return table([["ID", "ADDED", "TITLE"], ...rows]) + ctx.style.dim(`page ${p.page}, ${p.items.length} of ${p.total}`);
       });
       return ExitCode.ok;

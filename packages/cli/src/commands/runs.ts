@@ -1,3 +1,4 @@
+import type { EventPage, Page } from "@steward/contract";
 import type { Command } from "../args";
 import { print, table, type Context } from "../context";
 import type { EventView } from "../event-view";
@@ -8,17 +9,7 @@ import type { RunSnapshot } from "./run";
 
 type RunsCommand = Extract<Command, { name: `runs.${string}` }>;
 
-interface RunPage {
-  items: RunSnapshot[];
-  page: number;
-  page_size: number;
-  total: number;
-}
-interface EventPage {
-  items: EventView[];
-  next_after: number;
-  has_more: boolean;
-}
+type RunPage = Page<RunSnapshot>;
 
 /** Every stored event of a run after `after`, all pages; `path` is the event page's route (the admins' has its own). */
 export async function allEvents(ctx: Context, runId: string, after = 0, path = `/v1/agents/runs/${runId}/events`): Promise<EventView[]> {

@@ -1,3 +1,4 @@
+import type { EventPage, StoredEventView } from "@steward/contract";
 import { api, ApiError, runs, type RunPage, type RunSnapshot } from "../api";
 import { announce, h, replace } from "../dom";
 import { prettyArguments, shortId, since, str } from "../format";
@@ -9,18 +10,7 @@ const PAGE_SIZE = 100;
 const MAX_PAGES = 10;
 const EVENTS_PAGE = 1000;
 
-interface StoredEvent {
-  readonly seq: number;
-  readonly type: string;
-  readonly data: Record<string, unknown>;
-  readonly recorded_at: string;
-}
-
-interface EventPage {
-  readonly items: readonly StoredEvent[];
-  readonly next_after: number;
-  readonly has_more: boolean;
-}
+type StoredEvent = StoredEventView;
 
 /** One tool call waiting for the caller's decision. */
 interface Pending {

@@ -26,7 +26,7 @@ export interface DatasetGrantActor {
   readonly reason?: string | null;
 }
 
-/** A dataset's name: what tool-exec's DATASETS keys and the model's focus_dataset use. */
-export const DATASET_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+/** A dataset's name (the contract's, kept here for the store's callers). */
+export { DATASET_NAME } from "@steward/contract";
 
 export const GRANT_COLUMNS = "dataset, roles, granted_by, reason, granted_at";

@@ -1,12 +1,8 @@
 import type { Pool } from "pg";
 
-export interface DocumentSummary {
-  readonly id: string;
-  readonly title: string;
-  readonly chunks: number;
-  readonly chars: number;
-  readonly created_at: string;
-}
+import type { DocumentSummary } from "@steward/contract";
+
+export type { DocumentSummary };
 
 /** A whole document, as it was added. */
 export interface KnowledgeDocument extends DocumentSummary {

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from "pg";
-import { busNames, type RunRequested, type StoredRunEvent } from "@steward/contract";
+import { busNames, requestRun, runRequestedMessage, type StoredRunEvent } from "@steward/contract";
 import { inTransaction, preparedStatement } from "@steward/platform";
 import { EVENT_COLUMNS, rowToEvent, type EventRow } from "../event-store/read-stream";
 import { enqueueOutbox } from "../outbox/enqueue";
@@ -19,11 +19,11 @@ async function inFlight(client: PoolClient, tenantId: string): Promise<number> {
 }
 
 /**
- * The header of a new run's command (the gateway's, at its creation): its runner asks for the run's admission
- * first instead of trying the claim that a run not yet admitted cannot pass. A hint only: a wrong one costs a
- * round trip.
+ * The header of a new run's command (the gateway's, at its creation, set by `runRequestedMessage`): its runner
+ * asks for the run's admission first instead of trying the claim that a run not yet admitted cannot pass. A hint
+ * only: a wrong one costs a round trip.
  */
-export const NEW_RUN_HEADER = "Steward-New-Run";
+export { NEW_RUN_HEADER } from "@steward/contract";
 
 export type Admission =
   /** Admitted and leased to the caller, with the run's events read by the same transaction. */
@@ -116,9 +116,8 @@ export async function admitDeferred(pool: Pool, namespace: string, tenantId: str
     await enqueueOutbox(
       client,
       rows.map((r) => {
-        const command: RunRequested = { run_id: r.id, tenant_id: tenantId, created_by: r.created_by };
-        if (r.elevation_session_id) command.elevation_session_id = r.elevation_session_id;
-        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Admitted": "true" }, runId: r.id };
+        const run = { id: r.id, tenantId: tenantId, createdBy: r.created_by, elevationSessionId: r.elevation_session_id };
+        return runRequestedMessage(names, requestRun(run, { kind: "admitted", requestedAtMs: r.at }));
       }),
     );
     return rows.map((r) => r.id);

@@ -19,7 +19,7 @@ function queued(): RunEvent {
 
 describe("failUnfoldableRun (PostgreSQL)", () => {
   const db = useFreshDatabase("steward_store_unfoldable");
-  const input = (runId: string) => ({ runId, tenantId: "acme", namespace: "fur", error: ERROR });
+  const input = (runId: string) => ({ runId, tenantId: "acme", namespace: "fur" });
 
   it("appends run.failed after the last stored seq, whatever the stored events say, and fails the projection", async () => {
     const runId = randomUUID();

@@ -1,6 +1,8 @@
 import type { Pool } from "pg";
 import {
+  decide,
   initialRunState,
+  parseMicros,
   nowMicros,
   terminalStatuses,
   type IsoMicros,
@@ -33,15 +35,16 @@ interface ProjectedRun {
 }
 
 /**
- * Ends a run whose stored events cannot be folded (corrupt, out of order) with `run.failed / error`, through
- * the one write path. Folding is what cannot be done, so the state appended on is the runs projection's, at
- * the stream's last stored seq (the expected version): the projection keeps what it showed and becomes failed.
+ * Ends a run whose stored events cannot be folded (corrupt, out of order) with the run decider's `run.failed`
+ * (the `unfoldable` command, 60302), through the one write path. Folding is what cannot be done, so the state
+ * decided and appended on is the runs projection's, at the stream's last stored seq (the expected version): the
+ * projection keeps what it showed and becomes failed.
  * Resolves with the stored event, or null when the run has no projection or has ended already; a writer that
  * appended meanwhile makes it throw ConcurrencyError, as any append does.
  */
 export async function failUnfoldableRun(
   pool: Pool,
-  input: { readonly runId: string; readonly tenantId: string; readonly namespace: string; readonly error: RunError; readonly traceparent?: string },
+  input: { readonly runId: string; readonly tenantId: string; readonly namespace: string; readonly traceparent?: string },
 ): Promise<StoredRunEvent | null> {
   const { rows } = await pool.query<ProjectedRun>(
     `SELECT state, created_by, thread_id, mode, input, response_language, created_at, started_at, finished_at, deadline_at,
@@ -54,11 +57,13 @@ export async function failUnfoldableRun(
   if (!run || terminalStatuses.includes(run.state)) return null;
   const { last_seq: version, state: status, ...projected } = run;
   const state: RunState = { ...initialRunState, ...projected, status, version };
+  const decision = decide({ kind: "unfoldable" }, state, { now: parseMicros(nowMicros()) });
+  if (decision.events.length === 0) return null;
   const { events } = await appendRunEvents(pool, {
     runId: input.runId,
     tenantId: input.tenantId,
     state,
-    events: [{ type: "run.failed", data: { error: input.error, finished_at: nowMicros() } }],
+    events: decision.events,
     namespace: input.namespace,
     traceparent: input.traceparent,
   });

@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { busNames, type RunRequested } from "@steward/contract";
+import { busNames, requestRun, runRequestedMessage } from "@steward/contract";
 import { inTransaction } from "@steward/platform";
 import { enqueueOutbox } from "../outbox/enqueue";
 
@@ -51,9 +51,8 @@ export async function redriveStrandedRuns(pool: Pool, namespace: string, olderTh
     await enqueueOutbox(
       client,
       rows.map((r) => {
-        const command: RunRequested = { run_id: r.id, tenant_id: r.tenant_id, created_by: r.created_by };
-        if (r.elevation_session_id) command.elevation_session_id = r.elevation_session_id;
-        return { subject: names.runRequested, msgId: `run.requested.${r.id}.${r.at}`, payload: command, headers: { "Steward-Run-Id": r.id, "Steward-Redrive": "true" }, runId: r.id };
+        const run = { id: r.id, tenantId: r.tenant_id, createdBy: r.created_by, elevationSessionId: r.elevation_session_id };
+        return runRequestedMessage(names, requestRun(run, { kind: "redriven", requestedAtMs: r.at }));
       }),
     );
     return rows.map((r) => r.id);

@@ -1,11 +1,11 @@
 import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
 import { appendRunEvents, leaseHolder, listEndedThreadRuns, readStream, type AppendRunEventsInput, type DirectPublisher, type RunAppender } from "@steward/store";
-import type { ToolExecApi, ToolSpec } from "@steward/proto";
+import type { ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";
 import { ModelCallAbortedError, ModelUnavailableError, type ModelProvider } from "../domain/model";
-import { callsToCompact, estimateTokens } from "../domain/compaction";
+import { measureWindow } from "../domain/window";
 import { outputCeiling } from "../domain/output-ceiling";
 import { HISTORY_MAX_TURNS, buildHistory, historyBudget, type EarlierRun } from "../domain/thread-history";
 import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../domain/tool-catalog";
@@ -13,12 +13,13 @@ import { noCrashPoints, type CrashPoints } from "./crash-points";
 import { stepClock, type DriveObserver } from "./drive-observer";
 import type { DriveOutcome, RunContext } from "./run-context";
 import { invokeTool } from "./invoke-tool";
+import type { ToolExec } from "./tool-exec";
 import { logDecision } from "./log-decision";
 import { foldStored } from "./unfoldable-run";
 
 export interface DriveDeps {
   readonly pool: Pool;
-  readonly toolExec: ToolExecApi;
+  readonly toolExec: ToolExec;
   readonly provider: ModelProvider;
   readonly tools: readonly ToolSpec[];
   readonly logger: Logger;
@@ -140,18 +141,8 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
     if (state.version !== known) publishDirect = false; // another writer appended
   };
 
-  /** Older tool results compacted when the conversation would outgrow the model's window, or null. */
-  function windowCompaction(stepNo: number): Observation | null {
-    const window = deps.model?.contextTokens;
-    if (!window) return null;
-    const maxOutput = outputCeiling({ profileMax: deps.model?.maxOutputTokens, model: deps.model?.name, agentState: state.agent_state });
-    const budget = Math.max(256, Math.floor(window * 0.9) - maxOutput);
-    const messages = conversationOf(events, state);
-    const callIds = callsToCompact(messages, budget).filter((id) => !state.compacted_calls.includes(id));
-    if (callIds.length === 0) return null;
-    const tokensAfter = estimateTokens(conversationOf(events, { ...state, compacted_calls: [...state.compacted_calls, ...callIds] }));
-    return { kind: "window_compacted", stepNo, callIds, tokensBefore: estimateTokens(messages), tokensAfter };
-  }
+  /** Older tool results to compact when the conversation would outgrow the model's window, or null. */
+  const windowCompaction = (stepNo: number): Observation | null => measureWindow({ events, state, stepNo, model: deps.model });
 
   /**
    * The thread's earlier turns that ended before this run was created, built into the history to record and

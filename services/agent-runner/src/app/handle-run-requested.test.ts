@@ -123,6 +123,25 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
     expect((await readStream(pool, runId)).map((e) => e.type)).not.toContain("run.failed");
   });
 
+  it("a retry's nak is given once the run is out of hand and its lease let go: a redelivery at once is driven, not bounced", async () => {
+    const runId = await runWith([]);
+    const callsBefore = modelCalls;
+    const second = delivery({ run_id: runId, tenant_id: "acme", created_by: "u1" }, 2);
+    let redelivered: Promise<void> | undefined;
+    const first = delivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
+    // JetStream may redeliver as soon as the nak arrives (a short backoff): the second delivery starts then.
+    const nak = first.d.nak;
+    const d = { ...first.d, nak: (ms: number) => (nak(ms), (redelivered = handle(second.d))) };
+
+    await handle(d);
+    await redelivered;
+
+    expect(first.answers).toEqual(["nak 1000"]);
+    expect(second.answers).toEqual(["nak 2000"]);
+    // Each delivery reached the model: none was spent on the run still being in hand, or on its own lease.
+    expect(modelCalls - callsBefore).toBe(2);
+  });
+
   it("a drive that hands its run back lets its lease go; one that ends the run sends no release, its ending append let the lease go", async () => {
     let answer: ModelAnswer | null = null;
     const switching: ModelProvider = {

@@ -1,4 +1,4 @@
-import { RunErrorCode, decodeRunRequested, type RunRequested } from "@steward/contract";
+import { decodeRunRequested, type RunRequested } from "@steward/contract";
 import { ConcurrencyError, isPostgresUnavailable, type Logger, type Pool } from "@steward/platform";
 import { admitDeferred, batchedAdmissions, claimRun, endDrive, failUnfoldableRun } from "@steward/store";
 import { driveRun, type DriveDeps } from "./drive-run";
@@ -102,7 +102,6 @@ export function createRunRequestedHandler(
         runId: cmd.run_id,
         tenantId: cmd.tenant_id,
         namespace: deps.namespace,
-        error: { code: RunErrorCode.outputUnparseable, message: "the run's recorded events cannot be read" },
         traceparent,
       });
     } catch (failure) {
@@ -129,30 +128,36 @@ export function createRunRequestedHandler(
       return delivery.nak(retryMs(delivery));
     }
     inHand.add(cmd.run_id);
+    let answer: () => void;
     try {
-      await claimAndDrive(delivery, cmd);
+      answer = await claimAndDrive(delivery, cmd);
     } finally {
       inHand.delete(cmd.run_id);
     }
+    answer();
   }
 
-  async function claimAndDrive(delivery: Delivery, cmd: RunRequested): Promise<void> {
+  /**
+   * Claims and drives the run. The answer to the bus (ack, nak or term) is returned, not given: it is given once
+   * the run is out of hand here and its lease released, so that a redelivery after a short backoff finds the run
+   * free instead of bouncing off this runner's own hold and spending one of the command's deliveries.
+   */
+  async function claimAndDrive(delivery: Delivery, cmd: RunRequested): Promise<() => void> {
     deps.logger.debug({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run requested");
     const admission = options.tenantMaxRunning ? { tenantId: cmd.tenant_id, maxRunning: options.tenantMaxRunning, admissions } : undefined;
     const claim = await claimRun(deps.pool, cmd.run_id, deps.runnerId, leaseMs, admission, { newRun: delivery.newRun && delivery.deliveryCount === 1 });
     deps.logger.debug({ run_id: cmd.run_id, claim: claim.kind }, "claim");
     // Deferred: the run waits in PostgreSQL for a place of its tenant; the command is done with.
-    if (claim.kind === "finished" || claim.kind === "deferred") return delivery.ack();
+    if (claim.kind === "finished" || claim.kind === "deferred") return () => delivery.ack();
     if (claim.kind === "held") {
       // Rare (a redelivery while another runner's lease still runs): said at info, so a slow takeover explains itself.
       deps.logger.info({ run_id: cmd.run_id, delivery: delivery.deliveryCount, retry_in_ms: claim.retryInMs }, "run held by another runner; asking again");
-      return delivery.nak(claim.retryInMs);
+      return () => delivery.nak(claim.retryInMs);
     }
     if (claim.kind === "missing") {
       const reason = "run does not exist";
       await delivery.deadLetter(reason);
-      delivery.term(reason);
-      return;
+      return () => delivery.term(reason);
     }
     if (delivery.deliveryCount > 1) deps.logger.info({ run_id: cmd.run_id, delivery: delivery.deliveryCount }, "run resumed from its events");
     const lost = new AbortController();
@@ -173,6 +178,7 @@ export function createRunRequestedHandler(
     const signal = drive.signal;
     const handBack = () => shutdown.aborted && !lost.signal.aborted;
     let ended = false;
+    let answer: () => void;
     try {
       const outcome = await driveRun(deps, {
         runId: cmd.run_id,
@@ -188,21 +194,21 @@ export function createRunRequestedHandler(
         stopping: stopping.signal,
       });
       ended = outcome.kind === "finished";
-      if (outcome.kind === "lost" && handBack()) delivery.nak(0);
+      if (outcome.kind === "lost" && handBack()) answer = () => delivery.nak(0);
       // An open breaker knows when the provider is worth asking again; waiting less would waste a delivery.
-      else if (outcome.kind === "retry") delivery.nak(Math.max(retryMs(delivery), outcome.afterMs ?? 0));
-      else delivery.ack();
+      else if (outcome.kind === "retry") answer = () => delivery.nak(Math.max(retryMs(delivery), outcome.afterMs ?? 0));
+      else answer = () => delivery.ack();
     } catch (err) {
       if (handBack()) {
-        delivery.nak(0);
+        answer = () => delivery.nak(0);
       } else if (isPostgresUnavailable(err)) {
         throw err;
       } else if (err instanceof UnfoldableRunError && (await failedAsUnfoldable(err, cmd, delivery.traceparent))) {
-        delivery.ack();
+        answer = () => delivery.ack();
       } else {
         deps.logger.warn({ run_id: cmd.run_id, error_class: (err as Error)?.name, delivery: delivery.deliveryCount }, "run interrupted; will retry");
         deps.logger.debug({ err, run_id: cmd.run_id }, "run interruption detail");
-        delivery.nak(retryMs(delivery));
+        answer = () => delivery.nak(retryMs(delivery));
       }
     } finally {
       shutdown.removeEventListener("abort", stopSoon);
@@ -212,6 +218,7 @@ export function createRunRequestedHandler(
       const after = await endDrive(deps.pool, { runId: cmd.run_id, owner: deps.runnerId, ended, tenantId: admission?.tenantId }).catch(() => null);
       if (admission && after?.deferredWaiting) await admitDeferred(deps.pool, deps.namespace, cmd.tenant_id, admission.maxRunning, { probed: true }).catch(() => undefined);
     }
+    return answer;
   }
 
   return handle;

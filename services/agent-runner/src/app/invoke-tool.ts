@@ -1,7 +1,6 @@
-import { status } from "@grpc/grpc-js";
 import { ToolResultCode, type Evidence, type RequestedToolCall, type RunState, type ToolResult } from "@steward/contract";
-import type { ToolExecApi } from "@steward/proto";
 import type { RunContext } from "./run-context";
+import { ToolArgumentsRefusedError, type ToolExec } from "./tool-exec";
 
 /** tool-exec could not be reached; the run is retried on a later delivery. */
 export class ToolExecUnavailableError extends Error {
@@ -18,7 +17,7 @@ const INVOKE_DEADLINE_MS = 60_000;
  * become a result the model can correct; transport failures are retryable errors.
  */
 export async function invokeTool(
-  toolExec: ToolExecApi,
+  toolExec: ToolExec,
   ctx: RunContext,
   stepNo: number,
   call: RequestedToolCall,
@@ -68,8 +67,7 @@ export async function invokeTool(
       },
     };
   } catch (err) {
-    const code = (err as { code?: number }).code;
-    if (code === status.INVALID_ARGUMENT) {
+    if (err instanceof ToolArgumentsRefusedError) {
       return {
         replayed: false,
         event: {
@@ -81,7 +79,7 @@ export async function invokeTool(
             fingerprint: "",
             decision: { permit: false, code: "", policy_ids: [] },
             result_code: ToolResultCode.invalidArguments,
-            result: { error_code: ToolResultCode.invalidArguments, note: (err as { details?: string }).details ?? "invalid arguments" },
+            result: { error_code: ToolResultCode.invalidArguments, note: err.message },
             evidence: [],
           },
         },

@@ -1,4 +1,4 @@
-import { Limits, foldRun, nowMicros, parseMicros, type RunEvent } from "@steward/contract";
+import { Limits, decide, foldRun, nowMicros, parseMicros, type RunCommand } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
 import {
   admitDeferred,
@@ -9,7 +9,6 @@ import {
   redriveStrandedRuns,
   tenantsWithDeferredRuns,
 } from "@steward/store";
-import { overdueFailure } from "../domain/overdue";
 import type { DriveObserver } from "./drive-observer";
 
 export interface ReaperOptions {
@@ -33,7 +32,8 @@ export interface Reaper {
 }
 
 /**
- * Ends every run still queued or running past its deadline with `failed / 60402`, through the normal
+ * Ends every run still queued or running past its deadline with `failed / 60402`, and every run that waited
+ * for the user past the wait with `failed / 60406`, as the run's decider decides them, through the normal
  * append path, so the failure is an event like any other. It does not rely on the dead-letter path: a run
  * whose commands were all lost still ends. Several runners may sweep at once; optimistic concurrency lets
  * exactly one append win.
@@ -50,12 +50,15 @@ export function createReaper(
 
   const askWaitMicros = BigInt(options.askWaitSeconds ?? Limits.askUserWaitSeconds) * 1_000_000n;
 
+  /** The reaper's commands: the deadline, and the wait for the user (the decider applies only the one that fits). */
+  const commands: readonly RunCommand[] = [{ kind: "expire" }, { kind: "unanswered", waitMicros: askWaitMicros }];
+
   async function failOverdue(runId: string, tenantId: string): Promise<boolean> {
     const state = foldRun(await readStream(deps.pool, runId));
-    // Judged again from the run's events (the projection only nominated it), by the loop's own rule.
-    const error = overdueFailure(state, parseMicros(nowMicros()), askWaitMicros);
-    if (!error) return false;
-    const events: RunEvent[] = [{ type: "run.failed", data: { error, finished_at: nowMicros() } }];
+    // Judged again from the run's events (the projection only nominated it), by the run's decider.
+    const now = parseMicros(nowMicros());
+    const events = commands.map((command) => decide(command, state, { now }).events).find((decided) => decided.length > 0);
+    if (!events) return false;
     try {
       await appendRunEvents(deps.pool, { runId, tenantId, state, events, namespace: deps.namespace });
       deps.observer?.committed(events);

@@ -1,16 +1,14 @@
 import { RunErrorCode, ToolResultCode, type RequestedToolCall, type RunState, type StoredRunEvent, type ToolResult } from "@steward/contract";
 import type { Observation } from "../domain/decider";
 import type { ModelAnswer } from "../domain/model";
-
-/** Events the loop does not decide: the user's answers, decisions and cancel requests, and the reaper's failures. */
-export type FromOutside = (event: StoredRunEvent, state: RunState) => boolean;
+import { byAnotherWriter } from "./replay-commands";
 
 const modelFailures: readonly number[] = [RunErrorCode.modelUnavailable, RunErrorCode.modelTruncated, RunErrorCode.outputUnparseable];
 
-/** The first recorded event from `at` on that the loop wrote, skipping what came from outside meanwhile. */
-function nextOwn(recorded: readonly StoredRunEvent[], at: number, state: RunState, fromOutside: FromOutside): number {
+/** The first recorded event from `at` on that the loop wrote, skipping what other writers appended meanwhile. */
+function nextOwn(recorded: readonly StoredRunEvent[], at: number, state: RunState): number {
   let i = at;
-  while (i < recorded.length && fromOutside(recorded[i], state)) i++;
+  while (i < recorded.length && byAnotherWriter(recorded[i], state)) i++;
   return i;
 }
 
@@ -41,12 +39,12 @@ function answerOf(event: StoredRunEvent | undefined, state: RunState): ModelAnsw
  * window, the answer (after a recorded fallback), the model unavailable (60300), or an answer with nothing
  * usable (60301, 60302). Null when the recording holds none of these: the run was interrupted there.
  */
-export function observedModel(recorded: readonly StoredRunEvent[], at: number, state: RunState, stepNo: number, fromOutside: FromOutside): Observation | null {
-  const i = nextOwn(recorded, at, state, fromOutside);
+export function observedModel(recorded: readonly StoredRunEvent[], at: number, state: RunState, stepNo: number): Observation | null {
+  const i = nextOwn(recorded, at, state);
   const first = recorded[i];
   if (first?.type === "context.compacted") {
     const { call_ids, tokens_before, tokens_after } = first.data;
-    return { kind: "window_compacted", stepNo, callIds: call_ids, tokensBefore: tokens_before, tokensAfter: tokens_after };
+    return { kind: "compact", stepNo, callIds: call_ids, tokensBefore: tokens_before, tokensAfter: tokens_after };
   }
   const fallback = first?.type === "provider.fallback" ? first.data : undefined;
   const answer = answerOf(fallback ? recorded[i + 1] : first, state);
@@ -62,8 +60,8 @@ export function observedModel(recorded: readonly StoredRunEvent[], at: number, s
  * recording has no answer from tool-exec there: the runner died with the call in flight and the run's next
  * holder decided anew (a result of unknown outcome), or a cancel ended the run first.
  */
-export function observedTool(recorded: readonly StoredRunEvent[], at: number, state: RunState, call: RequestedToolCall, fromOutside: FromOutside): Observation | null {
-  const i = nextOwn(recorded, at, state, fromOutside);
+export function observedTool(recorded: readonly StoredRunEvent[], at: number, state: RunState, call: RequestedToolCall): Observation | null {
+  const i = nextOwn(recorded, at, state);
   const first = recorded[i];
   const result = first?.type === "tool.decided" ? recorded[i + 1] : first;
   if (result?.type !== "tool_result" || result.data.call_id !== call.call_id) return null;
@@ -75,8 +73,8 @@ export function observedTool(recorded: readonly StoredRunEvent[], at: number, st
  * The thread's history as the loop built it, read from the recorded `context.history` (the earlier runs and
  * the model's window are not part of this run's recording). Null when none is recorded there.
  */
-export function observedHistory(recorded: readonly StoredRunEvent[], at: number, state: RunState, fromOutside: FromOutside): Observation | null {
-  const first = recorded[nextOwn(recorded, at, state, fromOutside)];
+export function observedHistory(recorded: readonly StoredRunEvent[], at: number, state: RunState): Observation | null {
+  const first = recorded[nextOwn(recorded, at, state)];
   return first?.type === "context.history" ? { kind: "history_loaded", history: first.data } : null;
 }
 

@@ -256,6 +256,44 @@ describe("replayRun", () => {
     expect(replayRun(recorded([...events.slice(0, 4), given("2026")])).divergence).toMatchObject({ seq: 5 });
   });
 
+  describe("the other writers' events, each checked against the run decider's decision on their command", () => {
+    const ask = thought(1, "ask_user", '{"question":"Which year?"}');
+    const asked: RunEvent = { type: "ask_user", data: { step_no: 1, call_id: "call_1", question: "Which year?", options: [], asked_at: addSeconds(createdAt, 3) } };
+    const answered = (deadlineAt: string): RunEvent => ({
+      type: "input.received",
+      data: { call_id: "call_1", answer: "2026", deadline_at: deadlineAt, answered_at: addSeconds(createdAt, 63) },
+    });
+
+    it("given run.queued whose deadline is not whole seconds after its creation, then DIVERGED at seq 1", () => {
+      const odd: RunEvent = { ...queued, data: { ...(queued.data as object), deadline_at: "2026-11-30T09:03:00.500000Z" } } as RunEvent;
+      expect(replayRun(recorded([odd, started])).divergence).toMatchObject({ seq: 1, expected: expect.stringMatching(/^run.queued/) });
+    });
+
+    it("given an answer whose deadline did not move by the wait, then DIVERGED at the answer", () => {
+      const report = replayRun(recorded([queued, started, ask, asked, answered(deadline)]));
+      expect(report.divergence).toMatchObject({ seq: 5, expected: expect.stringContaining(addSeconds(deadline, 60)) });
+      expect(replayRun(recorded([queued, started, ask, asked, answered(addSeconds(deadline, 60))])).divergence).toBeUndefined();
+    });
+
+    it("given an answer or a decision while the run waits for neither, then DIVERGED: the gateway refuses it", () => {
+      const report = replayRun(recorded([queued, started, answered(deadline)]));
+      expect(report.divergence).toMatchObject({ seq: 3, expected: expect.stringContaining("not waiting for an answer") });
+      const decision: RunEvent = { type: "confirmation.decided", data: { call_id: "call_1", decision: "approve", deadline_at: deadline, decided_at: addSeconds(createdAt, 5) } };
+      expect(replayRun(recorded([queued, started, ask, asked, decision])).divergence).toMatchObject({ seq: 5 });
+    });
+
+    it("given a queued run's cancel recorded without its run.cancelled, then DIVERGED where the cancel ends it", () => {
+      const requested: RunEvent = { type: "run.cancel_requested", data: { requested_at: addSeconds(createdAt, 1) } };
+      const report = replayRun(recorded([queued, requested, started]));
+      expect(report.divergence).toMatchObject({ seq: 3, expected: expect.stringMatching(/^run.cancelled/) });
+    });
+
+    it("given the reaper's 60406 while the run does not wait for the user, then DIVERGED at it", () => {
+      const report = replayRun(recorded([queued, started, failed({ code: 60406, message: "unanswered", step_no: 0 })]));
+      expect(report.divergence).toMatchObject({ seq: 3 });
+    });
+  });
+
   it("given a tool that needed confirmation, then it runs only after an approval", () => {
     const args = '{"id":"d1"}';
     const result = toolResult(1, { tool: "delete_document" });
@@ -286,9 +324,10 @@ describe("replayRun", () => {
       type: "confirmation_required",
       data: { step_no: step, call_id: "n0", tool_name: "save_note", arguments: args, asked_at: addSeconds(createdAt, 3), ...(fingerprint ? { fingerprint } : {}) },
     });
-    const decision = (d: "approve" | "reject", fingerprint: string | undefined): RunEvent => ({
+    /** Decided 10 s after the request: the deadline moves on by 10 s for each decision before (`nth`, from 1). */
+    const decision = (d: "approve" | "reject", fingerprint: string | undefined, nth = 1): RunEvent => ({
       type: "confirmation.decided",
-      data: { call_id: "n0", decision: d, deadline_at: addSeconds(deadline, 10), decided_at: addSeconds(createdAt, 13), ...(fingerprint ? { fingerprint } : {}) },
+      data: { call_id: "n0", decision: d, deadline_at: addSeconds(deadline, 10 * nth), decided_at: addSeconds(createdAt, 13), ...(fingerprint ? { fingerprint } : {}) },
     });
     const saved = (step: number, args: string): RunEvent[] => {
       const result: RunEvent = {
@@ -314,17 +353,17 @@ describe("replayRun", () => {
       const events = [
         queued, started,
         noteThought(1, first), required(1, first, fp1), decision("approve", fp1), ...saved(1, first),
-        noteThought(2, second), required(2, second, fp2), decision("reject", fp2), refused,
+        noteThought(2, second), required(2, second, fp2), decision("reject", fp2, 2), refused,
         message(3), succeeded("Refunds within 30 days.", []),
       ];
       expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
       const tampered = replayRun(recorded(tamper(events, 10, (e) => ((e.data.fingerprint = fp1), e))));
       expect(tampered.divergence).toMatchObject({ seq: 10 });
       expect(tampered.divergence!.expected).toMatch(/^confirmation_required/);
-      // A decision bound to another call decides nothing: the loop would still wait, not refuse.
+      // A decision bound to another call than the one the run waits for is not one the gateway makes.
       const misbound = replayRun(recorded(tamper(events, 11, (e) => ((e.data.fingerprint = fp1), e))));
-      expect(misbound.divergence).toMatchObject({ seq: 12 });
-      expect(misbound.divergence!.expected).toMatch(/waits/);
+      expect(misbound.divergence).toMatchObject({ seq: 11 });
+      expect(misbound.divergence!.expected).toMatch(new RegExp(`^confirmation.decided .*${fp2}`));
     });
 
     it("given a bound recording where the reused id ran on the first approval, then DIVERGED: the loop would have asked", () => {

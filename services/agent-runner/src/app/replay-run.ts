@@ -1,6 +1,7 @@
 import {
   RunErrorCode,
   canonicalJson,
+  decide,
   evolve,
   foldRun,
   initialRunState,
@@ -10,10 +11,11 @@ import {
   type RunState,
   type StoredRunEvent,
 } from "@steward/contract";
-import { decide, type DecideContext, type Decision, type Observation } from "../domain/decider";
+import { decideInLoop, type DecideContext, type Decision, type Observation } from "../domain/decider";
 import type { ToolCatalog } from "../domain/tool-catalog";
 import { recordedCatalog } from "./replay-catalog";
 import { describe, sameDecision } from "./replay-compare";
+import { byAnotherWriter, commandOf } from "./replay-commands";
 import { decisionNotRecorded, observedHistory, observedModel, observedTool } from "./replay-observations";
 
 export interface Divergence {
@@ -44,37 +46,26 @@ export interface ReplayReport {
  * recording continues.
  */
 function decideAt(state: RunState, observation: Observation, recorded: readonly StoredRunEvent[], at: number, ctx: Omit<DecideContext, "now">): Decision {
-  const late = decide(state, observation, { ...ctx, now: parseMicros(recorded[at].metadata.recorded_at) });
+  const late = decideInLoop(state, observation, { ...ctx, now: parseMicros(recorded[at].metadata.recorded_at) });
   const next = recorded[at];
   const deadlineRecorded = next.type === "run.failed" && next.data.error.code === RunErrorCode.deadlinePassed;
   const deadlineDecided = (d: Decision) =>
     d.events.some((e) => e.type === "run.failed" && e.data.error.code === RunErrorCode.deadlinePassed) ||
     (observation.kind === "model_unavailable" && d.events.length === 0 && d.effect.kind === "decide_again");
   if (!deadlineRecorded && deadlineDecided(late) && at > 0) {
-    return decide(state, observation, { ...ctx, now: parseMicros(recorded[at - 1].metadata.recorded_at) });
+    return decideInLoop(state, observation, { ...ctx, now: parseMicros(recorded[at - 1].metadata.recorded_at) });
   }
   return late;
-}
-
-/**
- * An event the loop did not decide, which may fall between any two of its commits: the user's answer,
- * decision or cancel request (the gateway), and the reaper's failures — 60402 once the deadline has passed,
- * 60406 while the run waits for the user (its wait is configurable, so not checked here).
- */
-function fromOutside(event: StoredRunEvent, state: RunState): boolean {
-  if (event.type === "run.cancel_requested" || event.type === "input.received" || event.type === "confirmation.decided") return true;
-  if (event.type !== "run.failed") return false;
-  if (event.data.error.code === RunErrorCode.questionUnanswered) return state.awaiting !== null;
-  if (event.data.error.code !== RunErrorCode.deadlinePassed || !state.deadline_at || state.awaiting) return false;
-  return parseMicros(event.metadata.recorded_at) >= parseMicros(state.deadline_at);
 }
 
 const finalFacts = (s: RunState) => canonicalJson({ status: s.status, output: s.output, error: s.error, usage: s.usage, step_no: s.step_no });
 
 /**
- * Re-drives a recorded run with the runner's own decider, no model and no tools: from run.queued alone, each
- * decision is checked against the recording, and what the loop observed — the model's answers, tool-exec's
- * results — is read from the recording and fed back to the decider as the live loop feeds it.
+ * Re-drives a recorded run with the run's decider, no model and no tools: every recorded event is checked
+ * against a decision. What the loop observed — the model's answers, tool-exec's results, the window's
+ * compaction — is read from the recording and fed back to the decider as the live loop feeds it; an event of
+ * another writer (the gateway, the reaper) is read as that writer's command (`commandOf`), decided, and must
+ * be what the decider gives, in the loop's pauses between two of its commits.
  */
 export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
   const recordedState = foldRun(events);
@@ -91,15 +82,31 @@ export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
 
   if (events[0]?.type !== "run.queued") {
     divergence = { seq: events[0]?.metadata.seq ?? 1, expected: "run.queued", actual: describe(events[0]) };
-  } else {
-    state = evolve(state, events[0]);
-    at = 1;
   }
   let observation: Observation = { kind: "nothing" };
   replay: while (!divergence && !isTerminal(state) && at < events.length) {
-    if (fromOutside(events[at], state)) {
+    const written = commandOf(events[at], state);
+    if (written) {
       // Between two commits of the loop; the loop, reloading, decides on what it had observed.
-      state = evolve(state, events[at++]);
+      const decided = decide(written.command, state, { now: written.now });
+      if (decided.effect.kind === "refused" || decided.events.length === 0) {
+        const why = decided.effect.kind === "refused" ? decided.effect.reason : "nothing to append";
+        diverge(`the ${written.command.kind} command's events (the decider: ${why})`);
+        break;
+      }
+      for (const want of decided.events) {
+        const got = events[at];
+        if (!got) {
+          if (finished) diverge(want);
+          break replay;
+        }
+        if (!sameDecision(want, got)) {
+          diverge(want);
+          break replay;
+        }
+        state = evolve(state, got);
+        at++;
+      }
       continue;
     }
     const decision = decideAt(state, observation, events, at, ctx);
@@ -128,24 +135,24 @@ export function replayRun(events: readonly StoredRunEvent[]): ReplayReport {
         break;
       case "wait_for_user":
         // Only the user, a cancel or the reaper moves a waiting run on.
-        if (!fromOutside(events[at], state)) diverge(`the user's ${state.awaiting?.kind ?? "answer"} (the run waits)`);
+        if (!byAnotherWriter(events[at], state)) diverge(`the user's ${state.awaiting?.kind ?? "answer"} (the run waits)`);
         break;
       case "call_model": {
-        const seen = observedModel(events, at, state, effect.stepNo, fromOutside);
+        const seen = observedModel(events, at, state, effect.stepNo);
         if (seen) observation = seen;
-        else if (!fromOutside(events[at], state)) diverge(`the model's answer for step ${effect.stepNo} (thought, message or run.failed 60300-60302)`);
+        else if (!byAnotherWriter(events[at], state)) diverge(`the model's answer for step ${effect.stepNo} (thought, message or run.failed 60300-60302)`);
         break;
       }
       case "load_history": {
-        const seen = observedHistory(events, at, state, fromOutside);
+        const seen = observedHistory(events, at, state);
         if (seen) observation = seen;
-        else if (!fromOutside(events[at], state)) diverge("the thread's history (context.history)");
+        else if (!byAnotherWriter(events[at], state)) diverge("the thread's history (context.history)");
         break;
       }
       case "invoke_tool":
-        observation = observedTool(events, at, state, effect.call, fromOutside) ?? { kind: "nothing" };
+        observation = observedTool(events, at, state, effect.call) ?? { kind: "nothing" };
         // A call sent again with nothing recorded of it: the recording stops making sense here.
-        if (observation.kind === "nothing" && !fromOutside(events[at], state)) {
+        if (observation.kind === "nothing" && !byAnotherWriter(events[at], state)) {
           const decided = events[at];
           if (decided.type === "tool.decided" && decided.data.call_id === effect.call.call_id) {
             // The PDP's decision is recorded; the result that must follow it is not.

@@ -1,24 +1,24 @@
 import { RunErrorCode, ToolResultCode, foldRun, type RunEvent } from "@steward/contract";
-import { decide, decideThrough, type Observation } from "./decider";
+import { decideInLoop, decideThrough, type Observation } from "./decider";
 import type { HistoryData } from "./thread-history";
 import { createdAt, deadline, tool, ctx, late, queued, started, thought, sent, toolExecSays, answer, given, nothing, types } from "./decider.fixtures";
 
 describe("the run decider: given the run's events, when something is observed, then events and the next I/O", () => {
   it("given a queued run, when nothing is observed, then run.started by this runner, and decide again", () => {
-    const d = decide(given(), nothing, ctx);
+    const d = decideInLoop(given(), nothing, ctx);
     expect(d.events).toEqual([{ type: "run.started", data: { runner_id: "runner-7", started_at: "2026-11-30T09:01:00.000000Z" } }]);
     expect(d.effect).toEqual({ kind: "decide_again" });
   });
 
   it("given a started run with nothing pending, then ask the model for the next step", () => {
-    expect(decide(given(started), nothing, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
+    expect(decideInLoop(given(started), nothing, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
     expect(decideThrough(given(), nothing, ctx)).toMatchObject({ events: [{ type: "run.started" }], effect: { kind: "call_model", stepNo: 1 } });
   });
 
   it("given a finished run, whatever is observed, then nothing and finished", () => {
     const done = given(started, { type: "run.failed", data: { error: { code: 60402, message: "" }, finished_at: deadline } });
     for (const observation of [nothing, { kind: "model_answer", stepNo: 1, answer: answer({ text: "hi" }) } as const]) {
-      expect(decide(done, observation, ctx)).toEqual({ events: [], effect: { kind: "finished" } });
+      expect(decideInLoop(done, observation, ctx)).toEqual({ events: [], effect: { kind: "finished" } });
     }
   });
 
@@ -43,13 +43,13 @@ describe("the run decider: given the run's events, when something is observed, t
 
   it("when an answer arrives for a step the run has moved past, then it is not recorded again", () => {
     const moved = given(started, thought(1, ["search"]));
-    const d = decide(moved, { kind: "model_answer", stepNo: 1, answer: answer({ text: "late" }) }, ctx);
+    const d = decideInLoop(moved, { kind: "model_answer", stepNo: 1, answer: answer({ text: "late" }) }, ctx);
     expect(d.events).toEqual([sent(1, "c1-0", "search")]);
   });
 
   it("when the model is unavailable, then hand the run back while deliveries remain, fail with 60300 on the last", () => {
     const run = given(started);
-    expect(decide(run, { kind: "model_unavailable", stepNo: 1, lastDelivery: false, retryAfterMs: 700 }, ctx)).toEqual({
+    expect(decideInLoop(run, { kind: "model_unavailable", stepNo: 1, lastDelivery: false, retryAfterMs: 700 }, ctx)).toEqual({
       events: [],
       effect: { kind: "retry_later", afterMs: 700 },
     });
@@ -79,17 +79,17 @@ describe("the run decider: given the run's events, when something is observed, t
 
   it("when tool-exec refuses the arguments, then no decision is recorded, only the result the model can correct", () => {
     const run = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"));
-    const d = decide(run, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, resultCode: ToolResultCode.invalidArguments }) }, ctx);
+    const d = decideInLoop(run, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, resultCode: ToolResultCode.invalidArguments }) }, ctx);
     expect(types(d.events)).toEqual(["tool_result"]);
   });
 
   it("when an AbortOnDeny tool is denied, then the run fails with the PDP's code; another tool's denial is only its result", () => {
     const run = given(started, thought(1, ["refund"]), sent(1, "c1-0", "refund"));
-    const d = decide(run, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "refund", { permit: false, code: "60501", resultCode: "60501" }) }, ctx);
+    const d = decideInLoop(run, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "refund", { permit: false, code: "60501", resultCode: "60501" }) }, ctx);
     expect(types(d.events)).toEqual(["tool.decided", "tool_result", "run.failed"]);
     expect(d.events[2]).toMatchObject({ data: { error: { code: 60501, tool_name: "refund", step_no: 1 } } });
     const other = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"));
-    const denied = decide(other, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, code: "60500", resultCode: "60500" }) }, ctx);
+    const denied = decideInLoop(other, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, code: "60500", resultCode: "60500" }) }, ctx);
     expect(types(denied.events)).toEqual(["tool.decided", "tool_result"]);
   });
 
@@ -102,9 +102,9 @@ describe("the run decider: given the run's events, when something is observed, t
 
   it("given a call found in flight, then an idempotent tool's call is sent again without a second marker; any other ends of unknown outcome", () => {
     const idempotent = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"));
-    expect(decide(idempotent, nothing, ctx)).toEqual({ events: [], effect: { kind: "invoke_tool", call: { call_id: "c1-0", tool_name: "search", arguments: "{}" }, exploration: false } });
+    expect(decideInLoop(idempotent, nothing, ctx)).toEqual({ events: [], effect: { kind: "invoke_tool", call: { call_id: "c1-0", tool_name: "search", arguments: "{}" }, exploration: false } });
     const noRecord = given(started, thought(1, ["send_mail"]), sent(1, "c1-0", "send_mail"));
-    const d = decide(noRecord, nothing, ctx);
+    const d = decideInLoop(noRecord, nothing, ctx);
     expect(d.events).toMatchObject([{ type: "tool_result", data: { call_id: "c1-0", result_code: ToolResultCode.outcomeUnknown, fingerprint: "" } }]);
     expect(d.effect).toEqual({ kind: "decide_again" });
   });
@@ -114,20 +114,20 @@ describe("the run decider: given the run's events, when something is observed, t
     if (second.type !== "thought") throw new TypeError("a thought");
     const reusedId: RunEvent = { type: "thought", data: { ...second.data, tool_calls: [{ call_id: "c1-0", tool_name: "send_mail", arguments: "{}" }] } };
     const reused = given(started, thought(1, ["send_mail"]), sent(1, "c1-0", "send_mail"), toolExecSays(1, "c1-0", "send_mail"), reusedId);
-    expect(decide(reused, nothing, ctx).events).toEqual([sent(2, "c1-0", "send_mail")]);
+    expect(decideInLoop(reused, nothing, ctx).events).toEqual([sent(2, "c1-0", "send_mail")]);
   });
 
   it("given a question to the user, then ask_user and wait; given a call that needs confirmation, then the request and wait", () => {
     const asking = given(started, thought(1, ["ask_user", '{"question":"Which account?"}']));
-    const asked = decide(asking, nothing, ctx);
+    const asked = decideInLoop(asking, nothing, ctx);
     expect(asked.events).toMatchObject([{ type: "ask_user", data: { call_id: "c1-0", question: "Which account?", options: [] } }]);
     expect(asked.effect).toEqual({ kind: "wait_for_user" });
     const confirming = given(started, thought(1, ["delete_all"]));
-    const request = decide(confirming, nothing, ctx);
+    const request = decideInLoop(confirming, nothing, ctx);
     expect(request.events).toMatchObject([{ type: "confirmation_required", data: { call_id: "c1-0", tool_name: "delete_all" } }]);
     expect(request.effect).toEqual({ kind: "wait_for_user" });
     // Still waiting: nothing to append.
-    expect(decide(foldRun(request.events, confirming), nothing, ctx)).toEqual({ events: [], effect: { kind: "wait_for_user" } });
+    expect(decideInLoop(foldRun(request.events, confirming), nothing, ctx)).toEqual({ events: [], effect: { kind: "wait_for_user" } });
   });
 
   it("given an ask-mode run, when the model calls a write tool, then a refusal the model sees, and on", () => {
@@ -138,7 +138,7 @@ describe("the run decider: given the run's events, when something is observed, t
   });
 
   it("when the window was compacted, then context.compacted and the model is asked", () => {
-    const d = decide(given(started), { kind: "window_compacted", stepNo: 1, callIds: ["a"], tokensBefore: 900, tokensAfter: 400 }, ctx);
+    const d = decideInLoop(given(started), { kind: "compact", stepNo: 1, callIds: ["a"], tokensBefore: 900, tokensAfter: 400 }, ctx);
     expect(d).toEqual({
       events: [{ type: "context.compacted", data: { step_no: 1, call_ids: ["a"], tokens_before: 900, tokens_after: 400 } }],
       effect: { kind: "call_model", stepNo: 1 },
@@ -147,9 +147,9 @@ describe("the run decider: given the run's events, when something is observed, t
 
   it("given a run at its deadline, when nothing is observed, then 60402 at the step reached; a cancel request wins over it", () => {
     const run = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"), toolExecSays(1, "c1-0", "search"));
-    expect(decide(run, nothing, late).events).toMatchObject([{ type: "run.failed", data: { error: { code: RunErrorCode.deadlinePassed, step_no: 1 } } }]);
+    expect(decideInLoop(run, nothing, late).events).toMatchObject([{ type: "run.failed", data: { error: { code: RunErrorCode.deadlinePassed, step_no: 1 } } }]);
     const cancelled = foldRun([{ type: "run.cancel_requested", data: { requested_at: createdAt } }], run);
-    expect(decide(cancelled, nothing, late).events).toMatchObject([{ type: "run.cancelled" }]);
+    expect(decideInLoop(cancelled, nothing, late).events).toMatchObject([{ type: "run.cancelled" }]);
   });
 });
 
@@ -181,14 +181,14 @@ describe("a run in a thread: its earlier turns are loaded and recorded before it
   it("given a runner that died after loading and before recording, then the next holder loads again: the same order", () => {
     // Nothing of the load is in the events: the resumed run stands where it stood before the load.
     const resumed = foldRun([inThread, started]);
-    expect(decide(resumed, nothing, ctx)).toEqual({ events: [], effect: { kind: "load_history" } });
+    expect(decideInLoop(resumed, nothing, ctx)).toEqual({ events: [], effect: { kind: "load_history" } });
     expect(decideThrough(resumed, loaded, ctx).events).toEqual([recorded]);
   });
 
   it("given the history recorded, then it is never loaded or recorded again (a reload, a resume after a question)", () => {
     const run = foldRun([inThread, started, recorded]);
-    expect(decide(run, nothing, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
-    expect(decide(run, loaded, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
+    expect(decideInLoop(run, nothing, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
+    expect(decideInLoop(run, loaded, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
   });
 
   it("given a cancel request before the load, then the run is cancelled without loading", () => {
@@ -198,6 +198,6 @@ describe("a run in a thread: its earlier turns are loaded and recorded before it
 
   it("given a run without a thread, then no history is loaded and a loaded one is not recorded", () => {
     expect(decideThrough(given(), nothing, ctx).effect).toEqual({ kind: "call_model", stepNo: 1 });
-    expect(decide(given(started), loaded, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
+    expect(decideInLoop(given(started), loaded, ctx)).toEqual({ events: [], effect: { kind: "call_model", stepNo: 1 } });
   });
 });

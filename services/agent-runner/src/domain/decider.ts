@@ -1,10 +1,16 @@
 import {
   RunErrorCode,
   ToolResultCode,
+  decide,
+  deadlineFailure,
   evolve,
   formatMicros,
   isTerminal,
+  runCancelled,
+  type CompactWindow,
+  type LoopEffect,
   type RequestedToolCall,
+  type RunCommand,
   type RunEvent,
   type RunState,
   type ToolResult,
@@ -12,7 +18,6 @@ import {
 import { eventsForAnswer } from "./answer";
 import type { ModelAnswer } from "./model";
 import { nextStep } from "./next-step";
-import { deadlineFailure } from "./overdue";
 import type { HistoryData } from "./thread-history";
 import type { ToolCatalog } from "./tool-catalog";
 import { gateCall } from "./tool-gate";
@@ -25,11 +30,9 @@ import {
   toolCallSent,
 } from "./tool-events";
 
-/** What the loop learnt since its last decision: from the world (model, tool-exec, the window), or nothing. */
-export type Observation =
+/** What the world told the loop since its last decision (the model, tool-exec, the thread's earlier runs), or nothing. */
+export type Observed =
   | { readonly kind: "nothing" }
-  /** Older results compacted so the conversation fits the model's window (measured by the caller). */
-  | { readonly kind: "window_compacted"; readonly stepNo: number; readonly callIds: readonly string[]; readonly tokensBefore: number; readonly tokensAfter: number }
   /** `primary`: the profile asked first; an answer from another is recorded as a fallback. */
   | { readonly kind: "model_answer"; readonly stepNo: number; readonly answer: ModelAnswer; readonly primary?: string }
   | { readonly kind: "model_unavailable"; readonly stepNo: number; readonly lastDelivery: boolean; readonly retryAfterMs?: number }
@@ -38,18 +41,11 @@ export type Observation =
   /** The thread's earlier turns, built and truncated by the caller (`buildHistory`), to record. */
   | { readonly kind: "history_loaded"; readonly history: HistoryData };
 
+/** What the loop feeds the run decider next: an observation, or the compaction its window needs (measured by the loop). */
+export type Observation = Observed | CompactWindow;
+
 /** The I/O the loop does after appending a decision's events. */
-export type Effect =
-  /** Nothing to do outside: decide again with nothing observed. */
-  | { readonly kind: "decide_again" }
-  | { readonly kind: "call_model"; readonly stepNo: number }
-  /** Read the thread's earlier runs; the history built from them is the next observation. */
-  | { readonly kind: "load_history" }
-  | { readonly kind: "invoke_tool"; readonly call: RequestedToolCall; readonly exploration: boolean }
-  | { readonly kind: "wait_for_user" }
-  | { readonly kind: "finished" }
-  /** Hand the run back for a later delivery (the model is away and deliveries remain). */
-  | { readonly kind: "retry_later"; readonly afterMs?: number };
+export type Effect = LoopEffect;
 
 export interface Decision {
   readonly events: readonly RunEvent[];
@@ -66,23 +62,28 @@ export interface DecideContext {
 const again = (...events: RunEvent[]): Decision => ({ events, effect: { kind: "decide_again" } });
 
 /**
- * The run's decider, the only place the loop's events are decided: live driving, replay and (through the
- * deadline rule) the reaper call it. Given the folded run and what was observed, it returns the events to
- * append and the I/O to do next. Pure: time, tools and the runner's id come in `ctx`.
+ * The loop's decision, by the run's one decider (`decide` of the contract): a compaction is its `compact`
+ * command, anything else its `observe` command, which the contract hands back to `observe` below. Given the
+ * folded run and what was observed, it returns the events to append and the I/O to do next.
  */
-export function decide(state: RunState, observation: Observation, ctx: DecideContext): Decision {
+export function decideInLoop(state: RunState, observation: Observation, ctx: DecideContext): Decision {
+  const command: RunCommand<Observed> = observation.kind === "compact" ? observation : { kind: "observe", observation };
+  const decision = decide(command, state, { now: ctx.now, observe: (s, o, now) => observe(s, o, { ...ctx, now }) });
+  const effect = decision.effect;
+  if (effect.kind === "append" || effect.kind === "refused") throw new TypeError(`the loop's command came back as a writer's (${effect.kind})`);
+  return { events: decision.events, effect };
+}
+
+/**
+ * The loop's share of the run decider: what an observation of the model, a tool or nothing decides. Pure:
+ * time, tools and the runner's id come in `ctx`.
+ */
+function observe(state: RunState, observation: Observed, ctx: DecideContext): Decision {
   if (isTerminal(state)) return { events: [], effect: { kind: "finished" } };
   const at = formatMicros(ctx.now);
   switch (observation.kind) {
     case "nothing":
       return decideFromState(state, ctx);
-    case "window_compacted": {
-      const { stepNo, callIds, tokensBefore, tokensAfter } = observation;
-      return {
-        events: [{ type: "context.compacted", data: { step_no: stepNo, call_ids: [...callIds], tokens_before: tokensBefore, tokens_after: tokensAfter } }],
-        effect: { kind: "call_model", stepNo },
-      };
-    }
     case "model_answer": {
       const { stepNo, answer } = observation;
       // An answer to a step the run has moved past (recorded before a reload) is not recorded twice.
@@ -127,7 +128,7 @@ function decideFromState(state: RunState, ctx: DecideContext): Decision {
     case "fail":
       return again({ type: "run.failed", data: { error: step.error, finished_at: at } });
     case "cancel":
-      return again({ type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: at } });
+      return again(runCancelled(at));
     case "open_circuit":
       return again({ type: "circuit.opened", data: { step_no: state.step_no, tool_name: step.toolName, failures: step.failures } });
     case "short_circuit":
@@ -187,11 +188,11 @@ function gatedCall(state: RunState, call: RequestedToolCall, ctx: DecideContext)
  * commit (a model answer with the marker of its first call; a result with the next call's marker).
  */
 export function decideThrough(state: RunState, observation: Observation, ctx: DecideContext): Decision & { readonly state: RunState } {
-  let decision = decide(state, observation, ctx);
+  let decision = decideInLoop(state, observation, ctx);
   const events = [...decision.events];
   let folded = decision.events.reduce(evolve, state);
   while (decision.effect.kind === "decide_again") {
-    decision = decide(folded, { kind: "nothing" }, ctx);
+    decision = decideInLoop(folded, { kind: "nothing" }, ctx);
     if (decision.effect.kind === "decide_again" && decision.events.length === 0) throw new Error("the decider would decide again without any change");
     events.push(...decision.events);
     folded = decision.events.reduce(evolve, folded);

@@ -3,12 +3,12 @@ import {
   RunErrorCode,
   ToolResultCode,
   consecutiveFailures,
+  deadlineFailure,
   detectCycle,
   type RequestedToolCall,
   type RunError,
   type RunState,
 } from "@steward/contract";
-import { deadlineFailure } from "./overdue";
 
 export type NextStep =
   | { readonly kind: "done" }

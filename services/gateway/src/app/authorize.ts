@@ -1,6 +1,6 @@
 import type { PolicyPoint } from "@steward/contract";
 import { ForbiddenError, UnavailableError, type Logger } from "@steward/platform";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
 import type { GatewayDecide, PendingPermit } from "./gateway-decisions";
 
 /** Resolves on a permit (with its record still to write when asked to defer it), rejects otherwise. */

@@ -1,21 +1,20 @@
 import {
   type ApprovalChannel,
   busNames,
+  decide,
   foldRun,
-  formatMicros,
-  isTerminal,
   nowMicros,
   parseMicros,
-  RunErrorCode,
-  type RunEvent,
-  type RunRequested,
+  runRequestedMessage,
+  type RunCommand,
+  type RunDecision,
   type RunSnapshot,
   type RunState,
   snapshotOf,
 } from "@steward/contract";
 import { ConcurrencyError, ConflictError, NotFoundError, type Pool } from "@steward/platform";
-import { appendRunEvents, findOwnRun, readStream, type DirectPublisher, type OutboxMessage } from "@steward/store";
-import type { Principal } from "../adapters/http/auth";
+import { appendRunEvents, findOwnRun, readStream, type DirectPublisher } from "@steward/store";
+import type { Principal } from "../domain/principal";
 import { ownPublishing } from "./own-publishing";
 
 /** How often a cancel is tried against a run its runner keeps appending to. */
@@ -40,24 +39,30 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
     return foldRun(await readStream(deps.pool, runId));
   }
 
-  async function append(principal: Principal, runId: string, state: RunState, events: RunEvent[], requeue: boolean, traceparent: string): Promise<RunSnapshot> {
-    const commands: OutboxMessage[] = [];
-    if (requeue) {
-      const command: RunRequested = { run_id: runId, tenant_id: principal.tenantId, created_by: state.created_by };
-      if (state.elevation_session_id) command.elevation_session_id = state.elevation_session_id;
-      commands.push({
-        subject: names.runRequested,
-        msgId: `run.requested.${runId}.${state.version + events.length}`,
-        payload: command,
-        headers: { "Steward-Run-Id": runId, traceparent },
-      });
-    }
+  /** The run's decision on `command`, now: refused (409) when the run is not in a state that takes it. */
+  function decided(command: RunCommand, state: RunState): RunDecision {
+    const decision = decide(command, state, { now: parseMicros(nowMicros()) });
+    if (decision.effect.kind === "refused") throw new ConflictError(decision.effect.reason);
+    return decision;
+  }
+
+  async function append(principal: Principal, runId: string, state: RunState, decision: RunDecision, traceparent: string): Promise<RunSnapshot> {
+    const commands = decision.commands.map((request) => runRequestedMessage(names, request, traceparent));
     // Only a control that hands the run back publishes itself. A cancel goes by the relays: the runner it stops
     // appends within milliseconds, while a held cancel row would still be unmarked, and its rows would wait behind
     // it for a relay's next wake-up.
-    const publishing = ownPublishing(requeue ? deps.publisher?.() : undefined, runId);
+    const publishing = ownPublishing(commands.length > 0 ? deps.publisher?.() : undefined, runId);
     try {
-      const appended = await appendRunEvents(deps.pool, { runId, tenantId: principal.tenantId, state, events, commands, namespace: deps.namespace, traceparent, ...publishing.fields });
+      const appended = await appendRunEvents(deps.pool, {
+        runId,
+        tenantId: principal.tenantId,
+        state,
+        events: [...decision.events],
+        commands,
+        namespace: deps.namespace,
+        traceparent,
+        ...publishing.fields,
+      });
       return snapshotOf(runId, publishing.handOff(appended).state);
     } catch (err) {
       if (err instanceof ConcurrencyError) throw new ConflictError("the run changed meanwhile; read it and try again", { cause: err });
@@ -65,19 +70,11 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
     }
   }
 
-  /** The deadline moved on by the time the run waited for the user. */
-  function shiftedDeadline(state: RunState, now: string): string {
-    const waited = parseMicros(now) - parseMicros(state.awaiting!.since);
-    return formatMicros(parseMicros(state.deadline_at!) + (waited > 0n ? waited : 0n));
-  }
-
   return {
     async answer(principal: Principal, runId: string, answer: string, traceparent: string): Promise<RunSnapshot> {
       const state = await load(principal, runId);
-      if (state.status !== "awaiting_input" || !state.awaiting) throw new ConflictError("the run is not waiting for an answer");
-      const now = nowMicros();
-      const event: RunEvent = { type: "input.received", data: { call_id: state.awaiting.call_id, answer, deadline_at: shiftedDeadline(state, now), answered_at: now } };
-      return append(principal, runId, state, [event], true, traceparent);
+      const run = { id: runId, tenantId: principal.tenantId };
+      return append(principal, runId, state, decided({ kind: "answer", run, answer }, state), traceparent);
     },
     /**
      * Decides the confirmation the run waits for, bound to that call's fingerprint, and records the channel it
@@ -93,28 +90,16 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
       expected?: string,
     ): Promise<RunSnapshot> {
       const state = await load(principal, runId);
-      if (state.status !== "awaiting_confirmation" || !state.awaiting) throw new ConflictError("the run is not waiting for a confirmation");
-      const { call_id, fingerprint } = state.awaiting;
-      if (expected !== undefined && expected !== fingerprint) throw new ConflictError("the run is waiting for the confirmation of another call");
-      const now = nowMicros();
-      const event: RunEvent = {
-        type: "confirmation.decided",
-        data: { call_id, decision, deadline_at: shiftedDeadline(state, now), decided_at: now, ...(fingerprint ? { fingerprint } : {}), channel },
-      };
-      return append(principal, runId, state, [event], true, traceparent);
+      const run = { id: runId, tenantId: principal.tenantId };
+      return append(principal, runId, state, decided({ kind: "confirm", run, decision, channel, expected }, state), traceparent);
     },
     async cancel(principal: Principal, runId: string, traceparent: string): Promise<RunSnapshot> {
       for (let attempt = 1; ; attempt++) {
         const state = await load(principal, runId);
-        if (isTerminal(state)) throw new ConflictError(`the run has already ${state.status}`);
-        const now = nowMicros();
-        const events: RunEvent[] = [{ type: "run.cancel_requested", data: { requested_at: now } }];
         // A running run is stopped by its runner within one step; nobody holds a queued or waiting run.
-        if (state.status !== "running") {
-          events.push({ type: "run.cancelled", data: { error: { code: RunErrorCode.cancelled, message: "the run was cancelled" }, finished_at: now } });
-        }
+        const decision = decided({ kind: "cancel" }, state);
         try {
-          return await append(principal, runId, state, events, false, traceparent);
+          return await append(principal, runId, state, decision, traceparent);
         } catch (err) {
           const raced = err instanceof ConflictError && err.cause instanceof ConcurrencyError;
           if (!raced || attempt >= CANCEL_ATTEMPTS) throw err;

@@ -1,19 +1,20 @@
 import { createHash } from "node:crypto";
 import {
   Limits,
-  addSeconds,
   busNames,
   canonicalJson,
+  decide,
   initialRunState,
   nowMicros,
+  parseMicros,
+  runRequestedMessage,
   snapshotOf,
+  type QueueRun,
   type RunInvocation,
-  type RunRequested,
   type RunSnapshot,
 } from "@steward/contract";
 import { ConflictError, NotFoundError, ValidationError, createBatcher, oneStatementOrEachAlone, timeOrderedId, type Pool } from "@steward/platform";
 import {
-  NEW_RUN_HEADER,
   addRunToThread,
   assertEventsFit,
   createRuns,
@@ -23,15 +24,14 @@ import {
   type NewRunInput,
   type NewRunOutcome,
 } from "@steward/store";
-import { checkRunContent } from "../domain/run-request";
+import { checkRunContent, type CreateRunRequest } from "../domain/run-request";
 import { ownPublishing, type OwnPublishing } from "./own-publishing";
 import type { PendingPermit } from "./gateway-decisions";
-import type { Principal } from "../adapters/http/auth";
-import type { CreateRunBody } from "../adapters/http/schemas";
+import type { Principal } from "../domain/principal";
 
 export interface CreateRunCommand {
   readonly principal: Principal;
-  readonly body: CreateRunBody;
+  readonly body: CreateRunRequest;
   readonly idempotencyKey?: string;
   readonly elevationSessionId?: string;
   readonly traceparent: string;
@@ -162,40 +162,29 @@ export function createRunHandler(deps: {
     const runId = timeOrderedId();
     const createdAt = clock();
     const publishing = ownPublishing(deps.publisher?.(), runId);
-    const command: RunRequested = { run_id: runId, tenant_id: cmd.principal.tenantId, created_by: cmd.principal.userId };
-    if (cmd.elevationSessionId) command.elevation_session_id = cmd.elevationSessionId;
     // No roles are written here: the membership is the PDP's fact, seeded at the user's first decision and
     // changed only by administrators (a token re-sent with each run must not undo a revocation).
+    const queue: QueueRun = {
+      kind: "queue",
+      run: { id: runId, tenantId: cmd.principal.tenantId },
+      input: cmd.body.input,
+      mode: cmd.body.mode ?? "agent",
+      responseLanguage: cmd.body.response_language ?? null,
+      createdBy: cmd.principal.userId,
+      threadId: cmd.body.thread_id ?? null,
+      elevationSessionId: cmd.elevationSessionId ?? null,
+      mcpSessionId: cmd.mcpSessionId,
+      mcpMode: cmd.mcpMode,
+      invocation: cmd.invocation,
+      deadlineSeconds,
+    };
+    const decision = decide(queue, initialRunState, { now: parseMicros(createdAt) });
     const append: AppendRunEventsInput = {
       runId,
       tenantId: cmd.principal.tenantId,
       state: initialRunState,
-      events: [
-        {
-          type: "run.queued",
-          data: {
-            input: cmd.body.input,
-            mode: cmd.body.mode ?? "agent",
-            response_language: cmd.body.response_language ?? null,
-            created_by: cmd.principal.userId,
-            created_at: createdAt,
-            deadline_at: addSeconds(createdAt, deadlineSeconds),
-            thread_id: cmd.body.thread_id ?? null,
-            elevation_session_id: cmd.elevationSessionId ?? null,
-            ...(cmd.mcpSessionId ? { mcp_session_id: cmd.mcpSessionId } : {}),
-            ...(cmd.mcpMode ? { mcp_mode: cmd.mcpMode } : {}),
-            ...(cmd.invocation ? { invocation: cmd.invocation } : {}),
-          },
-        },
-      ],
-      commands: [
-        {
-          subject: names.runRequested,
-          msgId: `run.requested.${runId}`,
-          payload: command,
-          headers: { "Steward-Run-Id": runId, traceparent: cmd.traceparent, [NEW_RUN_HEADER]: "true" },
-        },
-      ],
+      events: [...decision.events],
+      commands: decision.commands.map((request) => runRequestedMessage(names, request, cmd.traceparent)),
       namespace: deps.namespace,
       traceparent: cmd.traceparent,
       idempotencyKey: cmd.idempotencyKey ?? null,

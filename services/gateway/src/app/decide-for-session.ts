@@ -1,6 +1,6 @@
 import type { ApprovalChannel, PolicyPoint } from "@steward/contract";
 import type { Logger } from "@steward/platform";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
 import type { McpMode } from "../domain/mcp-mode";
 import type { GatewayDecide } from "./gateway-decisions";
 

@@ -1,16 +1,9 @@
-import { NotFoundError, ValidationError, type Pool } from "@steward/platform";
-import {
-  DATASET_NAME,
-  grantDataset,
-  listDatasetGrantChanges,
-  listDatasetGrants,
-  revokeDataset,
-  type DatasetTenants,
-  type DatasetGrant,
-  type DatasetGrantChange,
-} from "@steward/store";
+import { NotFoundError, ValidationError } from "@steward/platform";
+import { DATASET_NAME } from "@steward/contract";
+import type { DatasetTenants, DatasetGrant, DatasetGrantChange } from "@steward/store";
 import { ROLE_NAME } from "../domain/membership-names";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
+import type { DatasetGrantStore } from "./ports";
 
 /** The store's records, as the routes show them. */
 export type { DatasetGrant, DatasetGrantChange };
@@ -41,22 +34,22 @@ export const DATASET_NOT_AVAILABLE = "no dataset of this name is available to th
  * Grants through the store, scoped by the administrator's tenant; only datasets the operator lists for the tenant
  * (`listed`, DATASET_TENANTS); every grant and revocation recorded with who and why.
  */
-export function createDatasetAdmin(deps: { pool: Pool; listed: DatasetTenants }): DatasetAdmin {
+export function createDatasetAdmin(deps: { grants: DatasetGrantStore; listed: DatasetTenants }): DatasetAdmin {
   return {
-    list: (admin) => listDatasetGrants(deps.pool, admin.tenantId),
+    list: (admin) => deps.grants.list(admin.tenantId),
     async grant(admin, dataset, roles, reason) {
       if (!DATASET_NAME.test(dataset)) throw new ValidationError("a dataset name is 1 to 63 lower-case letters, digits or _, starting with a letter");
       if (roles.length > GRANT_ROLES_MAX || !roles.every((r) => ROLE_NAME.test(r))) {
         throw new ValidationError(`roles are at most ${GRANT_ROLES_MAX} names of 1 to 64 letters, digits or _ . : -, each starting with a letter or digit`);
       }
       if (!deps.listed.allows(dataset, admin.tenantId)) throw new NotFoundError(DATASET_NOT_AVAILABLE);
-      return grantDataset(deps.pool, admin.tenantId, dataset, roles, { userId: admin.userId, reason });
+      return deps.grants.grant(admin.tenantId, dataset, roles, { userId: admin.userId, reason });
     },
     async revoke(admin, dataset, reason) {
-      const revoked = DATASET_NAME.test(dataset) ? await revokeDataset(deps.pool, admin.tenantId, dataset, { userId: admin.userId, reason }) : null;
+      const revoked = DATASET_NAME.test(dataset) ? await deps.grants.revoke(admin.tenantId, dataset, { userId: admin.userId, reason }) : null;
       if (!revoked) throw new NotFoundError("the tenant holds no grant of this dataset");
       return revoked;
     },
-    changes: (admin, filter) => listDatasetGrantChanges(deps.pool, admin.tenantId, filter),
+    changes: (admin, filter) => deps.grants.changes(admin.tenantId, filter),
   };
 }

@@ -1,6 +1,7 @@
-import { ValidationError, type Pool } from "@steward/platform";
-import { addDocument, deleteDocument, listDocuments, readDocument, type DocumentSummary, type KnowledgeDocument } from "@steward/store";
-import type { Principal } from "../adapters/http/auth";
+import { ValidationError } from "@steward/platform";
+import type { DocumentSummary, KnowledgeDocument } from "@steward/store";
+import type { Principal } from "../domain/principal";
+import type { KnowledgeStore } from "./ports";
 
 /** A tenant's knowledge base: always the caller's own tenant; tenants never see each other's documents. */
 export interface KnowledgeBase {
@@ -13,16 +14,16 @@ export interface KnowledgeBase {
   remove(caller: Principal, id: string): Promise<boolean>;
 }
 
-export function createKnowledgeBase(deps: { pool: Pool }): KnowledgeBase {
+export function createKnowledgeBase(deps: { documents: KnowledgeStore }): KnowledgeBase {
   return {
     async add(caller, doc) {
       const title = doc.title.trim();
       if (!title || !doc.body.trim()) throw new ValidationError("title and body must not be only white space");
-      const id = await addDocument(deps.pool, { tenantId: caller.tenantId, title, body: doc.body });
+      const id = await deps.documents.add({ tenantId: caller.tenantId, title, body: doc.body });
       return { id, title };
     },
-    list: (caller, page) => listDocuments(deps.pool, caller.tenantId, page),
-    read: (caller, id) => readDocument(deps.pool, caller.tenantId, id),
-    remove: (caller, id) => deleteDocument(deps.pool, caller.tenantId, id),
+    list: (caller, page) => deps.documents.list(caller.tenantId, page),
+    read: (caller, id) => deps.documents.read(caller.tenantId, id),
+    remove: (caller, id) => deps.documents.remove(caller.tenantId, id),
   };
 }

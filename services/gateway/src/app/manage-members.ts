@@ -1,7 +1,8 @@
-import { NotFoundError, type Pool } from "@steward/platform";
-import { findMember, grantRole, listMembers, listMembershipChanges, revokeRole, type Membership, type MembershipChange } from "@steward/store";
+import { NotFoundError } from "@steward/platform";
+import type { Membership, MembershipChange } from "@steward/store";
 import { checkGrant, isNameable } from "../domain/membership-names";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
+import type { MemberStore } from "./ports";
 
 /** The store's records, as the routes show them. */
 export type { Membership, MembershipChange };
@@ -19,24 +20,24 @@ export interface MemberAdmin {
 }
 
 /** Memberships through the store, scoped by the administrator's tenant; every grant and revoke recorded with who and why. */
-export function createMemberAdmin(deps: { pool: Pool }): MemberAdmin {
+export function createMemberAdmin(deps: { members: MemberStore }): MemberAdmin {
   const notAMember = () => new NotFoundError("member not found");
   return {
-    list: (admin, page) => listMembers(deps.pool, admin.tenantId, page),
+    list: (admin, page) => deps.members.list(admin.tenantId, page),
     async get(admin, userId) {
-      const found = isNameable(userId) ? await findMember(deps.pool, admin.tenantId, userId) : null;
+      const found = isNameable(userId) ? await deps.members.find(admin.tenantId, userId) : null;
       if (!found) throw notAMember();
       return found;
     },
     async grant(admin, userId, role, reason) {
       checkGrant(userId, role);
-      return grantRole(deps.pool, admin.tenantId, userId, role, { userId: admin.userId, reason });
+      return deps.members.grant(admin.tenantId, userId, role, { userId: admin.userId, reason });
     },
     async revoke(admin, userId, role, reason) {
-      const revoked = isNameable(userId) && isNameable(role) ? await revokeRole(deps.pool, admin.tenantId, userId, role, { userId: admin.userId, reason }) : null;
+      const revoked = isNameable(userId) && isNameable(role) ? await deps.members.revoke(admin.tenantId, userId, role, { userId: admin.userId, reason }) : null;
       if (!revoked) throw new NotFoundError("the member does not hold this role");
       return revoked;
     },
-    changes: (admin, filter) => listMembershipChanges(deps.pool, admin.tenantId, filter),
+    changes: (admin, filter) => deps.members.changes(admin.tenantId, filter),
   };
 }

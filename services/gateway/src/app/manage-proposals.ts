@@ -1,8 +1,9 @@
-import { ConflictError, ForbiddenError, NotFoundError, type Pool } from "@steward/platform";
-import { decideProposal, findProposal, listProposals, type KnowledgeProposal } from "@steward/store";
+import { ConflictError, ForbiddenError, NotFoundError } from "@steward/platform";
+import type { KnowledgeProposal } from "@steward/store";
 import { needsAdmin, type ProposalListRequest } from "../domain/proposal-request";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
 import type { Authorize } from "./authorize";
+import type { ProposalStore } from "./ports";
 
 /** The resource the proposal points are asked about (the routes' and the admin check's). */
 export const PROPOSALS_RESOURCE = { type: "resource", id: "knowledge-proposals" } as const;
@@ -21,7 +22,7 @@ export interface Proposals {
 
 const notFound = () => new NotFoundError("proposal not found");
 
-export function createProposals(deps: { pool: Pool; authorize: Authorize }): Proposals {
+export function createProposals(deps: { proposals: ProposalStore; authorize: Authorize }): Proposals {
   /** Whether the PDP lets the caller act on any proposal of the tenant; an unreachable PDP still throws (503). */
   async function isAdmin(caller: Principal, traceparent?: string): Promise<boolean> {
     try {
@@ -36,19 +37,18 @@ export function createProposals(deps: { pool: Pool; authorize: Authorize }): Pro
   return {
     async list(caller, request, traceparent) {
       if (request.scope === "tenant") await deps.authorize(caller, "knowledge.proposal.admin", PROPOSALS_RESOURCE, traceparent);
-      return listProposals(
-        deps.pool,
+      return deps.proposals.list(
         { tenantId: caller.tenantId, proposedBy: request.scope === "tenant" ? null : caller.userId, status: request.status, threadId: request.threadId },
         { page: request.page, pageSize: request.pageSize },
       );
     },
     async decide(caller, proposalId, decision, traceparent) {
       // Whose it is never changes: checked before the transaction, so the PDP is never asked while a row is locked.
-      const found = await findProposal(deps.pool, caller.tenantId, proposalId);
+      const found = await deps.proposals.find(caller.tenantId, proposalId);
       if (!found) throw notFound();
       const asAdmin = needsAdmin(found, caller);
       if (asAdmin && !(await isAdmin(caller, traceparent))) throw notFound();
-      const outcome = await decideProposal(deps.pool, {
+      const outcome = await deps.proposals.decide({
         tenantId: caller.tenantId,
         proposalId,
         proposedBy: asAdmin ? null : caller.userId,

@@ -1,18 +1,10 @@
 import { createHash } from "node:crypto";
 import { canonicalJson, initialThreadState, nowMicros, threadSnapshotOf, type RunSnapshot, type ThreadSnapshot } from "@steward/contract";
-import { ConflictError, NotFoundError, ValidationError, timeOrderedId, type Pool } from "@steward/platform";
-import {
-  appendThreadEvents,
-  archiveThread,
-  findOwnThreadState,
-  findThreadByIdempotencyKey,
-  forkThread,
-  listOwnThreads,
-  listThreadRuns,
-  type ForkThreadOutcome,
-} from "@steward/store";
+import { ConflictError, NotFoundError, ValidationError, timeOrderedId } from "@steward/platform";
+import type { ForkThreadOutcome } from "@steward/store";
 import { checkForkRequest, checkThreadTitle } from "../domain/thread-request";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
+import { IdempotencyKeyUsedError, type ThreadStore } from "./ports";
 
 /** A thread with its runs, oldest first: GET /v1/threads/:id. A fork's inherited runs come first and are counted. */
 export interface ThreadWithRuns extends ThreadSnapshot {
@@ -40,16 +32,15 @@ export interface Threads {
   archive(caller: Principal, threadId: string, traceparent?: string): Promise<ThreadSnapshot>;
 }
 
-const UNIQUE_VIOLATION = "23505";
 const notFound = () => new NotFoundError("thread not found");
 const ownerOf = (caller: Principal) => ({ tenantId: caller.tenantId, userId: caller.userId });
 
-export function createThreads(deps: { pool: Pool; clock?: () => string }): Threads {
+export function createThreads(deps: { threads: ThreadStore; clock?: () => string }): Threads {
   const clock = deps.clock ?? nowMicros;
 
   /** The thread created first with this key; the same key with another body is refused (as for runs). */
   async function replayed(caller: Principal, key: string, requestHash: string): Promise<ThreadSnapshot | null> {
-    const found = await findThreadByIdempotencyKey(deps.pool, ownerOf(caller), key);
+    const found = await deps.threads.findByIdempotencyKey(ownerOf(caller), key);
     if (!found) return null;
     if (found.requestHash !== requestHash) throw new ValidationError("this Idempotency-Key was already used with a different request");
     return found.snapshot;
@@ -62,7 +53,7 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
       const id = timeOrderedId();
       try {
         // One statement; a key used before meets the unique index and nothing of this request is kept.
-        const state = await appendThreadEvents(deps.pool, {
+        const state = await deps.threads.create({
           threadId: id,
           tenantId: principal.tenantId,
           state: initialThreadState,
@@ -73,18 +64,18 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
         });
         return threadSnapshotOf(id, state);
       } catch (err) {
-        if ((err as { code?: string }).code === UNIQUE_VIOLATION && idempotencyKey) {
+        if (err instanceof IdempotencyKeyUsedError && idempotencyKey) {
           const first = await replayed(principal, idempotencyKey, requestHash);
           if (first) return first;
         }
         throw err;
       }
     },
-    list: (caller, page) => listOwnThreads(deps.pool, ownerOf(caller), page),
+    list: (caller, page) => deps.threads.list(ownerOf(caller), page),
     async get(caller, threadId) {
-      const state = await findOwnThreadState(deps.pool, ownerOf(caller), threadId);
+      const state = await deps.threads.find(ownerOf(caller), threadId);
       if (!state) throw notFound();
-      const { inherited, own } = await listThreadRuns(deps.pool, ownerOf(caller), threadId);
+      const { inherited, own } = await deps.threads.runs(ownerOf(caller), threadId);
       return { ...threadSnapshotOf(threadId, state), inherited_run_count: inherited.length, runs: [...inherited, ...own] };
     },
     async fork({ principal, threadId, body, idempotencyKey, traceparent }) {
@@ -94,7 +85,7 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
       const forkId = timeOrderedId();
       let outcome: ForkThreadOutcome;
       try {
-        outcome = await forkThread(deps.pool, {
+        outcome = await deps.threads.fork({
           sourceId: threadId,
           owner: ownerOf(principal),
           atRunId: body.at_run_id,
@@ -106,7 +97,7 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
           requestHash,
         });
       } catch (err) {
-        if ((err as { code?: string }).code === UNIQUE_VIOLATION && idempotencyKey) {
+        if (err instanceof IdempotencyKeyUsedError && idempotencyKey) {
           const first = await replayed(principal, idempotencyKey, requestHash);
           if (first) return first;
         }
@@ -128,7 +119,7 @@ export function createThreads(deps: { pool: Pool; clock?: () => string }): Threa
       }
     },
     async archive(caller, threadId, traceparent) {
-      const state = await archiveThread(deps.pool, { threadId, owner: ownerOf(caller), at: clock(), traceparent });
+      const state = await deps.threads.archive({ threadId, owner: ownerOf(caller), at: clock(), traceparent });
       if (!state) throw notFound();
       return threadSnapshotOf(threadId, state);
     },

@@ -1,17 +1,9 @@
 import type { StoredRunEvent } from "@steward/contract";
-import { NotFoundError, UnavailableError, type Logger, type Pool } from "@steward/platform";
-import {
-  findTenantRun,
-  listAdminReads,
-  listTenantRuns,
-  readStream,
-  recordAdminRead,
-  type AdminRead,
-  type AdminReadEntry,
-  type AdminRun,
-} from "@steward/store";
+import { NotFoundError, UnavailableError, type Logger } from "@steward/platform";
+import type { AdminRead, AdminReadEntry, AdminRun } from "@steward/store";
 import { parseAdminReadQuery, parseAdminRunQuery, type AdminRunQuery } from "../domain/admin-run-filter";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
+import type { AdminRunStore } from "./ports";
 
 /** Who reads, and the request's W3C trace context (its trace id goes into the audit record). */
 export interface AdminReader {
@@ -44,12 +36,12 @@ export interface AdminRunReads {
 /** The trace id of a W3C traceparent (`00-<trace id>-<span id>-<flags>`). */
 const traceIdOf = (traceparent: string) => traceparent.split("-")[1] ?? "";
 
-export function createAdminRunReads(deps: { pool: Pool; logger?: Logger }): AdminRunReads {
+export function createAdminRunReads(deps: { runs: AdminRunStore; logger?: Logger }): AdminRunReads {
   /** Records the read, or refuses it: the record is the price of the answer. */
   async function audited(reader: AdminReader, entry: Omit<AdminReadEntry, "tenantId" | "userId" | "traceId">): Promise<void> {
     const { tenantId, userId } = reader.principal;
     try {
-      await recordAdminRead(deps.pool, { ...entry, tenantId, userId, traceId: traceIdOf(reader.traceparent) });
+      await deps.runs.recordRead({ ...entry, tenantId, userId, traceId: traceIdOf(reader.traceparent) });
     } catch (err) {
       deps.logger?.warn({ err, route: entry.route, run_id: entry.runId }, "admin read not recorded in the audit log; refused");
       throw new UnavailableError("the read could not be recorded in the audit log; try again", { cause: err });
@@ -57,7 +49,7 @@ export function createAdminRunReads(deps: { pool: Pool; logger?: Logger }): Admi
   }
 
   async function tenantRun(reader: AdminReader, runId: string): Promise<AdminRun> {
-    const run = await findTenantRun(deps.pool, reader.principal.tenantId, runId);
+    const run = await deps.runs.find(reader.principal.tenantId, runId);
     if (!run) throw new NotFoundError();
     return run;
   }
@@ -65,7 +57,7 @@ export function createAdminRunReads(deps: { pool: Pool; logger?: Logger }): Admi
   return {
     async list(reader, query) {
       const { filter, page, pageSize, understood } = parseAdminRunQuery(query);
-      const { items, total } = await listTenantRuns(deps.pool, reader.principal.tenantId, filter, { page, pageSize });
+      const { items, total } = await deps.runs.list(reader.principal.tenantId, filter, { page, pageSize });
       await audited(reader, { route: "GET /v1/admin/runs", runId: null, query: understood, runIds: items.map((r) => r.id) });
       return { items, page, page_size: pageSize, total };
     },
@@ -76,13 +68,13 @@ export function createAdminRunReads(deps: { pool: Pool; logger?: Logger }): Admi
     },
     async events(reader, runId, page) {
       await tenantRun(reader, runId);
-      const events = await readStream(deps.pool, runId, page);
+      const events = await deps.runs.events(runId, page);
       await audited(reader, { route: "GET /v1/admin/runs/:id/events", runId, query: { after: page.after, limit: page.limit }, runIds: [runId] });
       return events;
     },
     async audit(caller, query) {
       const { filter, page, pageSize } = parseAdminReadQuery(query);
-      const { items, total } = await listAdminReads(deps.pool, caller.tenantId, filter, { page, pageSize });
+      const { items, total } = await deps.runs.reads(caller.tenantId, filter, { page, pageSize });
       return { items, page, page_size: pageSize, total };
     },
   };

@@ -1,7 +1,7 @@
 import { terminalStatuses, type RunSnapshot, type StoredRunEvent } from "@steward/contract";
-import { NotFoundError, type Pool } from "@steward/platform";
-import { findOwnRun, listOwnRuns, readStream } from "@steward/store";
-import type { Principal } from "../adapters/http/auth";
+import { NotFoundError } from "@steward/platform";
+import type { Principal } from "../domain/principal";
+import type { RunStore } from "./ports";
 
 /** One stored event as clients see it, in a JSON page and in a stream's `data:`. */
 export interface RunEventItem {
@@ -24,18 +24,18 @@ export interface RunReads {
   events(runId: string, page: { after: number; limit: number }): Promise<StoredRunEvent[]>;
 }
 
-export function createRunReads(deps: { pool: Pool }): RunReads {
+export function createRunReads(deps: { runs: RunStore }): RunReads {
   const ownerOf = (caller: Principal) => ({ tenantId: caller.tenantId, userId: caller.userId });
   return {
-    list: (caller, page) => listOwnRuns(deps.pool, ownerOf(caller), page),
+    list: (caller, page) => deps.runs.list(ownerOf(caller), page),
     async get(caller, runId) {
-      const run = await findOwnRun(deps.pool, ownerOf(caller), runId);
+      const run = await deps.runs.find(ownerOf(caller), runId);
       if (!run) throw new NotFoundError();
       return run;
     },
     async finished(caller, runId) {
-      return terminalStatuses.includes((await findOwnRun(deps.pool, ownerOf(caller), runId))?.state ?? "queued");
+      return terminalStatuses.includes((await deps.runs.find(ownerOf(caller), runId))?.state ?? "queued");
     },
-    events: (runId, page) => readStream(deps.pool, runId, page),
+    events: (runId, page) => deps.runs.events(runId, page),
   };
 }

@@ -1,5 +1,5 @@
 import { terminalStatuses, type RunError, type RunSnapshot, type RunStatus, type StoredRunEvent } from "@steward/contract";
-import type { Principal } from "../adapters/http/auth";
+import type { Principal } from "../domain/principal";
 import type { RunReads } from "./read-runs";
 
 /** What a run waits for from a person, as its events last said. */

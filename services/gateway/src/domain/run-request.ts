@@ -7,6 +7,16 @@ export function codePointLength(text: string): number {
   return n;
 }
 
+/** What a run is asked to do: POST /v1/agents/runs's body (adapters/http/schemas.ts checks its shape) or an MCP call's arguments. */
+export interface CreateRunRequest {
+  readonly input: string;
+  readonly response_language?: string;
+  /** "agent" (default) or "ask" (read-only tools). */
+  readonly mode?: "agent" | "ask";
+  /** Continues this thread of the caller's. */
+  readonly thread_id?: string;
+}
+
 export const INPUT_MAX_CHARS = 4000;
 export const LANGUAGE_MAX_CHARS = 35;
 

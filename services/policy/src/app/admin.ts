@@ -1,6 +1,6 @@
 import { isMcpPolicyPoint, isPolicyPoint } from "@steward/contract";
 import { decisionOf, entitiesFor, resourceUid, type ActiveSets, type CedarEngine, type DecisionLog, type PolicySetRow, type PolicySetStore } from "@steward/pdp";
-import type { Elevations } from "../adapters/pg/elevations";
+import type { Elevations } from "./elevations";
 
 /** A request the admin API refuses: the message is for the administrator (their own policy text). */
 export class AdminInputError extends Error {

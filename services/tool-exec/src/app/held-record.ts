@@ -1,4 +1,4 @@
-import type { HeldRecord, StoredToolResult } from "../adapters/pg/idempotency-store";
+import type { HeldRecord, StoredToolResult } from "./idempotency-store";
 
 /** A call's record as the handler opens it: a read's lookup, a write's held record, or neither (a tool without one). */
 export interface OpenedRecord {

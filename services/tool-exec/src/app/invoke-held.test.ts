@@ -1,7 +1,7 @@
 import { createLogger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "../domain/registry";
-import type { HeldRecord, IdempotencyStore } from "../adapters/pg/idempotency-store";
+import type { HeldRecord, IdempotencyStore } from "./idempotency-store";
 import { waitFor } from "../../../../test/support/wait-for";
 import { specTool } from "./fixtures/spec-tool";
 import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";

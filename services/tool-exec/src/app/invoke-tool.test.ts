@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createLogger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
 import { createToolRegistry } from "../domain/registry";
-import type { HeldRecord, IdempotencyStore, StoredToolResult } from "../adapters/pg/idempotency-store";
+import type { HeldRecord, IdempotencyStore, StoredToolResult } from "./idempotency-store";
 import { specTool } from "./fixtures/spec-tool";
 import { CallerGoneError, createInvokeHandler, type InvokeCommand } from "./invoke-tool";
 

@@ -5,7 +5,7 @@ import { isPostgresUnavailable, type Logger } from "@steward/platform";
 import type { PolicyDecisionApi } from "@steward/proto";
 import type { ToolRegistry } from "../domain/registry";
 import type { SqlSession } from "../domain/tool";
-import type { IdempotencyStore } from "../adapters/pg/idempotency-store";
+import type { IdempotencyStore } from "./idempotency-store";
 import { fitToolResult } from "./fit-result";
 import { HELD_RECORD_GRACE_MS, letGo, openedWhileHeld, type OpenedRecord } from "./held-record";
 import { toolSignal } from "./tool-signal";

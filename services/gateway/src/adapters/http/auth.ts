@@ -1,13 +1,8 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
 import { UnauthenticatedError } from "@steward/platform";
+import type { Principal } from "../../domain/principal";
 import { findInvalidText } from "./valid-text";
 
-/** Who is calling, from a verified bearer token. */
-export interface Principal {
-  readonly tenantId: string;
-  readonly userId: string;
-  readonly roles: readonly string[];
-}
 
 export interface AuthOptions {
   /** HS256 shared secret (development, or deployments without an identity provider). */

@@ -28,9 +28,15 @@ const Evidence = Type.Object({ document_id: Type.String(), title: Type.String(),
 export const RunSnapshotSchema = Type.Object(
   {
     id: Type.String({ description: "The run's id (a UUID)" }),
-    state: Type.Union(
-      ["queued", "running", "awaiting_input", "awaiting_confirmation", "succeeded", "failed", "cancelled"].map((s) => Type.Literal(s)),
-    ),
+    state: Type.Union([
+      Type.Literal("queued"),
+      Type.Literal("running"),
+      Type.Literal("awaiting_input"),
+      Type.Literal("awaiting_confirmation"),
+      Type.Literal("succeeded"),
+      Type.Literal("failed"),
+      Type.Literal("cancelled"),
+    ]),
     mode: Type.Union([Type.Literal("agent"), Type.Literal("ask")]),
     input: Type.String(),
     response_language: Nullable(Type.String()),
@@ -73,7 +79,7 @@ export const RunPage = Type.Object({
   total: Type.Integer(),
 });
 
-const EventItem = Type.Object({
+export const EventItem = Type.Object({
   seq: Type.Integer({ description: "The event's sequence in the run, from 1" }),
   type: Type.String({ description: "run.queued, run.started, thought, tool_call, tool_result, ask_user, confirmation_required, message, run.succeeded, …" }),
   data: Type.Unknown({ description: "The event's payload, by type" }),

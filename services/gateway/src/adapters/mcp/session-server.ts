@@ -3,7 +3,7 @@ import type { TObject } from "@sinclair/typebox";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { StoredRunEvent } from "@steward/contract";
-import type { Principal } from "../http/auth";
+import type { Principal } from "../../domain/principal";
 import type { McpSessionRef } from "../../app/decide-for-session";
 import { MCP_CATALOGUE, type McpMode, type McpToolName } from "../../domain/mcp-mode";
 import { adminTools } from "./admin-tools";

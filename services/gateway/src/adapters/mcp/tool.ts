@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject } from "@sinclair/typebox";
 import type { ApprovalChannel, PolicyPoint, StoredRunEvent } from "@steward/contract";
 import { StewardError, isPostgresUnavailable, type Logger } from "@steward/platform";
-import type { Principal } from "../http/auth";
+import type { Principal } from "../../domain/principal";
 import type { CreateRun } from "../../app/create-run";
 import type { RunControls } from "../../app/control-run";
 import type { FollowRun } from "../../app/run-outcome";

@@ -2,7 +2,7 @@ import { grpc, grpcError, type Logger } from "@steward/platform";
 import type { DecisionRecord, Elevation, PolicyAdminServer, PolicySetInfo } from "@steward/proto";
 import { AdminInputError, AdminNotFoundError, type PolicyAdmin } from "../../app/admin";
 import type { DecisionRow, PolicySetRow } from "@steward/pdp";
-import type { ElevationRecord } from "../pg/elevations";
+import type { ElevationRecord } from "../../app/elevations";
 
 const setInfo = (r: PolicySetRow): PolicySetInfo => ({
   tenantId: r.tenant_id,

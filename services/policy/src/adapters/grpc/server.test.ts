@@ -1,7 +1,7 @@
 import { bindGrpc, connectNats, createLogger, createPool, grpc, shutdownGrpc, type NatsConnection, type Pool } from "@steward/platform";
 import { createPolicyAdminApi, createPolicyDecisionApi, DecideRequest, type PolicyAdminApi, type PolicyDecisionApi } from "@steward/proto";
 import { deferredActivations, defaultPolicyDir } from "@steward/pdp";
-import { composePolicyService } from "../../app/compose";
+import { composePolicyService } from "../../compose";
 import { freshDatabase, freshNamespace, natsUrl } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
 

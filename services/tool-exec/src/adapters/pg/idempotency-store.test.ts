@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { createPool } from "@steward/platform";
 import { advisoryLocks, useFreshDatabase } from "../../../../../test/support/databases";
 import { waitFor } from "../../../../../test/support/wait-for";
-import { createPgIdempotencyStore, type HeldRecord, type StoredToolResult } from "./idempotency-store";
+import type { HeldRecord, StoredToolResult } from "../../app/idempotency-store";
+import { createPgIdempotencyStore } from "./idempotency-store";
 
 /**
  * The record a side-effecting call is serialised by, on real PostgreSQL: held before the PDP answers, its effect

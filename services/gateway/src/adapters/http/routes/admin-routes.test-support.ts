@@ -5,7 +5,7 @@ import { createErrorHandler, notFoundHandler } from "../problem";
 import { registerJsonBodyParser } from "../json-body";
 import { registerRouteGuard } from "../route-guard";
 import { useRouteSchemas } from "../route-schemas";
-import type { Principal } from "../auth";
+import type { Principal } from "../../../domain/principal";
 import type { Authorize } from "../../../app/authorize";
 import { freshDatabase } from "../../../../../../test/support/databases";
 

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger, Pool } from "@steward/platform";
+import { createPgAdminRunStore } from "../../pg/admin-run-store";
 import { createAdminRunReads, type AdminReader } from "../../../app/read-admin-runs";
 import { eventItemOf } from "../../../app/read-runs";
 import { principalOf, resourcePolicy, type RoutePolicy } from "../route-guard";
@@ -61,7 +62,7 @@ const AdminReadsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const AdminRun = Type.Object(
+export const AdminRun = Type.Object(
   {
     ...RunSnapshotSchema.properties,
     created_by: Type.String({ description: "Whose run it is: its creator" }),
@@ -103,7 +104,7 @@ const readerOf = (request: FastifyRequest): AdminReader => ({ principal: princip
 /** The administrators' view of other users' runs and its audit log (docs/admin-runs.md). */
 export function registerAdminRunRoutes(app: FastifyInstance, deps: AdminRunRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const reads = createAdminRunReads(deps);
+  const reads = createAdminRunReads({ runs: createPgAdminRunStore(deps.pool), logger: deps.logger });
 
   api.get(
     "/v1/admin/runs",

@@ -144,7 +144,7 @@ const DryRun = Type.Object({
   version: Type.Integer(),
   errors: Type.Array(Type.String()),
 });
-const Decision = Type.Object({
+export const Decision = Type.Object({
   id: Type.Integer(),
   decided_at: Type.String(),
   user_id: Type.String(),

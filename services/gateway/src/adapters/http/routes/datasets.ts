@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "@steward/platform";
 import { NO_DATASET_TENANTS, type DatasetTenants } from "@steward/store";
+import { createPgDatasetGrantStore } from "../../pg/dataset-grant-store";
 import { createDatasetAdmin, GRANT_ROLES_MAX, type DatasetAdmin, type DatasetGrant, type DatasetGrantChange } from "../../../app/manage-datasets";
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
@@ -81,7 +82,7 @@ const common = (summary: string, description: string) => ({
  */
 export function registerDatasetRoutes(app: FastifyInstance, deps: DatasetRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const datasets = deps.datasets ?? createDatasetAdmin({ pool: deps.pool, listed: deps.datasetTenants ?? NO_DATASET_TENANTS });
+  const datasets = deps.datasets ?? createDatasetAdmin({ grants: createPgDatasetGrantStore(deps.pool), listed: deps.datasetTenants ?? NO_DATASET_TENANTS });
 
   api.get(
     "/v1/admin/datasets",

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import { NotFoundError, type Pool } from "@steward/platform";
+import { createPgKnowledgeStore } from "../../pg/knowledge-store";
 import { createKnowledgeBase, type KnowledgeBase } from "../../../app/manage-knowledge";
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
@@ -30,7 +31,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 const DocumentParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source, description: "A document id" }) });
-const DocumentSummary = Type.Object({
+export const DocumentSummary = Type.Object({
   id: Type.String(),
   title: Type.String(),
   chunks: Type.Integer(),
@@ -58,7 +59,7 @@ const WRITE = { policy: resourcePolicy("knowledge.document.write", "knowledge") 
 /** The tenant's knowledge base: add (chunked), list, read, delete. Tenants never see each other's documents. */
 export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const knowledge = deps.knowledge ?? createKnowledgeBase({ pool: deps.pool });
+  const knowledge = deps.knowledge ?? createKnowledgeBase({ documents: createPgKnowledgeStore(deps.pool) });
 
   api.post(
     "/v1/knowledge/documents",

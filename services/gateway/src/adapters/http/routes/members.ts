@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Pool } from "@steward/platform";
+import { createPgMemberStore } from "../../pg/member-store";
 import { createMemberAdmin, type MemberAdmin, type Membership, type MembershipChange } from "../../../app/manage-members";
 import { principalOf, resourcePolicy } from "../route-guard";
 import { problemResponses } from "../openapi/problems";
@@ -79,7 +80,7 @@ const common = (summary: string, description: string) => ({
  */
 export function registerMemberRoutes(app: FastifyInstance, deps: MemberRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const members = deps.members ?? createMemberAdmin({ pool: deps.pool });
+  const members = deps.members ?? createMemberAdmin({ members: createPgMemberStore(deps.pool) });
   const reasonOf = (request: FastifyRequest) => (request.body as { reason?: string } | undefined)?.reason;
 
   api.get(

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "@steward/platform";
+import { createPgProposalStore } from "../../pg/proposal-store";
 import { createProposals, PROPOSALS_RESOURCE, type Proposals } from "../../../app/manage-proposals";
 import type { Authorize } from "../../../app/authorize";
 import { proposalListRequest } from "../../../domain/proposal-request";
@@ -20,7 +21,7 @@ export interface ProposalRoutesDeps {
 const Timestamp = (description: string) => Type.String({ description: `${description} (UTC, microseconds, e.g. 2026-01-01T12:00:00.000000Z)` });
 
 /** A knowledge proposal as the routes answer it (docs/memory.md). */
-const Proposal = Type.Object(
+export const Proposal = Type.Object(
   {
     id: Type.String({ description: "The proposal's id (a UUID)" }),
     title: Type.String(),
@@ -86,7 +87,7 @@ const NAMED_PROPOSAL = { notFound: "proposal not found", pathNamesResource: true
 /** Governed memory (docs/memory.md): people list, apply and dismiss what the agent proposed. */
 export function registerProposalRoutes(app: FastifyInstance, deps: ProposalRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const proposals = deps.proposals ?? createProposals({ pool: deps.pool, authorize: deps.authorize });
+  const proposals = deps.proposals ?? createProposals({ proposals: createPgProposalStore(deps.pool), authorize: deps.authorize });
 
   api.get(
     "/v1/knowledge/proposals",

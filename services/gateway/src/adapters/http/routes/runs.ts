@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { BadRequestError, type Pool } from "@steward/platform";
 import type { CreateRun } from "../../../app/create-run";
 import type { RunControls } from "../../../app/control-run";
+import { createPgRunStore } from "../../pg/run-store";
 import { createRunReads, eventItemOf, type RunReads } from "../../../app/read-runs";
 import type { RunFeed } from "../../nats/run-feed";
 import { principalOf, takePermit, type RoutePolicy } from "../route-guard";
@@ -43,7 +44,7 @@ const CreateRunHeaders = Type.Object({
 /** The runs API (SPEC §2): create, list, read, control, and the events as a JSON page or a stream. */
 export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const runs = deps.runs ?? createRunReads({ pool: deps.pool });
+  const runs = deps.runs ?? createRunReads({ runs: createPgRunStore(deps.pool) });
   const streamSlots = deps.streamSlots ?? createStreamSlots(STREAM_LIMIT_DEFAULTS);
 
   api.post(

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "@steward/platform";
+import { createPgThreadStore } from "../../pg/thread-store";
 import { createThreads, type Threads } from "../../../app/manage-threads";
 import { principalOf, type RoutePolicy } from "../route-guard";
 import { traceparentOf } from "../trace-context";
@@ -35,7 +36,7 @@ const CreateThreadHeaders = Type.Object({
 /** The threads API (docs/threads.md): create, list, read with its runs, fork, archive. */
 export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const threads = deps.threads ?? createThreads({ pool: deps.pool });
+  const threads = deps.threads ?? createThreads({ threads: createPgThreadStore(deps.pool) });
 
   api.post(
     "/v1/threads",

@@ -1,4 +1,4 @@
-import type { Evidence, RunEvent } from "./events";
+import type { Evidence, RunEvent } from "../events";
 import { evolve, foldRun, initialRunState } from "./fold";
 
 const queued: RunEvent = {

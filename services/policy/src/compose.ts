@@ -1,9 +1,9 @@
 import type { grpc, Logger, Metrics, Pool } from "@steward/platform";
 import { createPdp } from "@steward/pdp";
-import { createPgElevations } from "../adapters/pg/elevations";
-import { createPolicyGrpcServer } from "../adapters/grpc/server";
-import { withDecisionMetrics } from "../adapters/metrics/decision-metrics";
-import { createPolicyAdmin } from "./admin";
+import { createPgElevations } from "./adapters/pg/elevations";
+import { createPolicyGrpcServer } from "./adapters/grpc/server";
+import { withDecisionMetrics } from "./adapters/metrics/decision-metrics";
+import { createPolicyAdmin } from "./app/admin";
 
 /** How replicas tell each other that a tenant's active set changed (NATS in production). */
 export interface Activations {

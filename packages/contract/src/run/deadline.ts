@@ -1,4 +1,7 @@
-import { RunErrorCode, isTerminal, parseMicros, type RunError, type RunState } from "@steward/contract";
+import { RunErrorCode } from "../codes";
+import type { RunError } from "../events";
+import { formatMicros, parseMicros, type IsoMicros } from "../time";
+import { isTerminal, type RunState } from "./fold";
 
 /**
  * The run's deadline rule, one for the loop and the reaper: at or past `deadline_at` an unfinished run fails
@@ -15,10 +18,8 @@ export function unansweredFailure(state: RunState, nowMicros: bigint, waitMicros
   return { code: RunErrorCode.questionUnanswered, message: "nobody answered in time", step_no: state.step_no };
 }
 
-/**
- * What the reaper may end a run with: while the run waits for the user only the wait's own bound applies (the
- * deadline is extended when the answer arrives); otherwise the deadline.
- */
-export function overdueFailure(state: RunState, nowMicros: bigint, askWaitMicros: bigint): RunError | null {
-  return state.awaiting ? unansweredFailure(state, nowMicros, askWaitMicros) : deadlineFailure(state, nowMicros);
+/** The deadline of a run that waited for the user, moved on by the time it waited (none when the clock is behind). */
+export function shiftedDeadline(state: RunState, nowMicros: bigint): IsoMicros {
+  const waited = state.awaiting ? nowMicros - parseMicros(state.awaiting.since) : 0n;
+  return formatMicros(parseMicros(state.deadline_at!) + (waited > 0n ? waited : 0n));
 }

@@ -9,10 +9,10 @@ import type {
   RunStatus,
   ToolResult,
   Usage,
-} from "./events";
-import type { IsoMicros } from "./time";
-import { Exploration, ToolResultCode } from "./codes";
-import { recordDecision, type ConfirmationRecord } from "./confirmations";
+} from "../events";
+import type { IsoMicros } from "../time";
+import { Exploration, ToolResultCode } from "../codes";
+import { recordDecision, type ConfirmationRecord } from "../confirmations";
 
 /** A run as its events describe it: the snapshot clients read plus where the loop stands. */
 export interface RunState {

@@ -5,7 +5,13 @@ module.exports = {
   testEnvironment: "node",
   transform: { "^.+\\.(t|j)s$": swc },
   moduleNameMapper: { "^@steward/(contract|platform|store|proto|pdp)$": "<rootDir>/packages/$1/src" },
-  testMatch: ["<rootDir>/packages/*/src/**/*.test.ts", "<rootDir>/packages/console/app/**/*.test.ts", "<rootDir>/services/*/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts", "<rootDir>/bench/src/**/*.test.ts"],
+  testMatch: [
+    "<rootDir>/packages/*/src/**/*.test.ts",
+    "<rootDir>/packages/console/app/**/*.test.ts",
+    "<rootDir>/services/*/src/**/*.test.ts",
+    "<rootDir>/test/**/*.test.ts",
+    "<rootDir>/bench/src/**/*.test.ts",
+  ],
   testPathIgnorePatterns: ["/node_modules/", "/dist/"],
   testTimeout: 60_000,
   // Several suites run at once (infra/local/test.mjs), the longest first.

@@ -80,7 +80,17 @@ async function firstRun(mode) {
   const clone = mkdtempSync(join(tmpdir(), "steward-first-run-"));
   const config = mkdtempSync(join(tmpdir(), "steward-first-run-config-"));
   const env = { ...process.env, ...mode.env, XDG_CONFIG_HOME: config };
-  for (const name of ["STEWARD_URL", "STEWARD_TOKEN", "STEWARD_CONFIG", "STEWARD_HOME", "STEWARD_ENV", "STEWARD_TEST_HOOKS", "STEWARD_SKIP_BUILD", "GATEWAY_PORT", "HEALTH_PORT"]) {
+  for (const name of [
+    "STEWARD_URL",
+    "STEWARD_TOKEN",
+    "STEWARD_CONFIG",
+    "STEWARD_HOME",
+    "STEWARD_ENV",
+    "STEWARD_TEST_HOOKS",
+    "STEWARD_SKIP_BUILD",
+    "GATEWAY_PORT",
+    "HEALTH_PORT",
+  ]) {
     delete env[name];
   }
   let launcher = null;

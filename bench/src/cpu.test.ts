@@ -14,9 +14,13 @@ describe("cpuNow and cpuMeter", () => {
 
   it("given a named process that works for a while, then the meter counts its CPU and leaves nats-server out when asked", async () => {
     // A real child spinning for 300 ms of wall time, then exiting once told.
-    const child = spawn(process.execPath, ["-e", `const end = Date.now() + 300; while (Date.now() < end); process.stdout.write("done\\n"); process.stdin.resume();`], {
-      stdio: ["pipe", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["-e", `const end = Date.now() + 300; while (Date.now() < end); process.stdout.write("done\\n"); process.stdin.resume();`],
+      {
+        stdio: ["pipe", "pipe", "inherit"],
+      },
+    );
     try {
       const meter = cpuMeter({ child: child.pid! }, { nats: false });
       await new Promise<void>((resolve, reject) => {

@@ -2,8 +2,7 @@ import { randomBytes } from "node:crypto";
 import { dropDatabase, ensureDatabase, migrate } from "@steward/store";
 
 /** The server the bench creates its database on (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else local). */
-export const serverUrl =
-  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
 export interface BenchDatabase {

@@ -77,7 +77,12 @@ export async function startFakeModel(): Promise<FakeModel> {
         const parts = [chunk({ delta: { role: "assistant", content: "" }, finish_reason: null })];
         if (isTool) {
           const call = (message as { tool_calls: Array<{ id: string; function: { name: string; arguments: string } }> }).tool_calls[0];
-          parts.push(chunk({ delta: { tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } }] }, finish_reason: null }));
+          parts.push(
+            chunk({
+              delta: { tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } }] },
+              finish_reason: null,
+            }),
+          );
         } else {
           parts.push(chunk({ delta: { content: (message as { content: string }).content }, finish_reason: null }));
         }

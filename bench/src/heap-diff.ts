@@ -36,7 +36,8 @@ function main(): void {
   if (!a || !b) throw new Error("usage: heap-diff <earlier.heapsnapshot> <later.heapsnapshot> [top]");
   const before = byConstructor(a);
   const after = byConstructor(b);
-  const total = (m: Map<string, { count: number; bytes: number }>) => [...m.values()].reduce((s, v) => ({ count: s.count + v.count, bytes: s.bytes + v.bytes }), { count: 0, bytes: 0 });
+  const total = (m: Map<string, { count: number; bytes: number }>) =>
+    [...m.values()].reduce((s, v) => ({ count: s.count + v.count, bytes: s.bytes + v.bytes }), { count: 0, bytes: 0 });
   const rows = [...new Set([...before.keys(), ...after.keys()])].map((key) => {
     const x = before.get(key) ?? { count: 0, bytes: 0 };
     const y = after.get(key) ?? { count: 0, bytes: 0 };

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { cpus, totalmem, release } from "node:os";
 
 /** What the numbers were measured on. */
@@ -34,7 +35,7 @@ export function describeMachine(): Machine {
 
 function cpuTimes(): { idle: number; total: number } {
   try {
-    const line = require("node:fs").readFileSync("/proc/stat", "utf8").split("\n")[0] as string;
+    const line = readFileSync("/proc/stat", "utf8").split("\n")[0] as string;
     const v = line.trim().split(/\s+/).slice(1).map(Number);
     const idle = v[3] + (v[4] ?? 0);
     return { idle, total: v.reduce((a, b) => a + b, 0) };

@@ -87,9 +87,21 @@ async function main(): Promise<void> {
       await phase(results, "floors", async () => {
         say("  PostgreSQL single-row transactions");
         const idle = { samples: options.idleSamples, ms: options.idleMs };
-        const pg = await measurePgFloor(db.url, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [1, 8, 64], idle });
+        const pg = await measurePgFloor(db.url, {
+          samples: options.floorSamples,
+          windowMs: options.windowMs / 2,
+          repeats: options.repeats,
+          concurrencies: [1, 8, 64],
+          idle,
+        });
         say("  JetStream publish-with-ack");
-        const nats = await measureNatsFloor(natsUrl, namespace, { samples: options.floorSamples, windowMs: options.windowMs / 2, repeats: options.repeats, concurrencies: [64], idle });
+        const nats = await measureNatsFloor(natsUrl, namespace, {
+          samples: options.floorSamples,
+          windowMs: options.windowMs / 2,
+          repeats: options.repeats,
+          concurrencies: [64],
+          idle,
+        });
         say("  gRPC calls on a call stream, one hop and chained");
         const grpc = await measureGrpcFloor({ samples: options.floorSamples, idle });
         say("  the governed iteration's skeleton: its crossings alone, then with what SPEC adds to them");
@@ -221,14 +233,25 @@ async function main(): Promise<void> {
           const repeats = peer ? options.pairs : options.repeats;
           say(`  throughput at ${c} concurrent (${repeats} × ${options.windowMs / 1000} s${peer ? ", alternating with LangGraph.js's" : ""})`);
           try {
-            throughput[c] = await measureThroughput(b, c, { windowMs: options.windowMs, repeats, runTimeoutMs: options.runTimeoutMs, alternate: peer?.alternate });
+            throughput[c] = await measureThroughput(b, c, {
+              windowMs: options.windowMs,
+              repeats,
+              runTimeoutMs: options.runTimeoutMs,
+              alternate: peer?.alternate,
+            });
           } finally {
             await peer?.finish();
           }
-          if (throughput[c].stalled) throw new Error(`${throughput[c].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at ${c} concurrent: stalled`);
+          if (throughput[c].stalled)
+            throw new Error(`${throughput[c].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at ${c} concurrent: stalled`);
         }
         say(`  throughput of reads (test_lookup) at 8 concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
-        const reads = await measureThroughput(b, 8, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs, tool: "test_lookup" });
+        const reads = await measureThroughput(b, 8, {
+          windowMs: options.windowMs,
+          repeats: options.repeats,
+          runTimeoutMs: options.runTimeoutMs,
+          tool: "test_lookup",
+        });
         if (reads.stalled) throw new Error(`${reads.stalled} read run(s) did not end within ${options.runTimeoutMs / 1000} s: stalled`);
         results.steward!.readThroughput = reads;
       });
@@ -251,13 +274,20 @@ async function main(): Promise<void> {
       await onPlatform("steward at 32", async (b) => {
         say(`  throughput at 32 concurrent (${options.repeats} × ${options.windowMs / 1000} s)`);
         throughput[32] = await measureThroughput(b, 32, { windowMs: options.windowMs, repeats: options.repeats, runTimeoutMs: options.runTimeoutMs });
-        if (throughput[32].stalled) throw new Error(`${throughput[32].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at 32 concurrent: stalled`);
+        if (throughput[32].stalled)
+          throw new Error(`${throughput[32].stalled} run(s) did not end within ${options.runTimeoutMs / 1000} s at 32 concurrent: stalled`);
       });
     }
     if (wants(options, "takeover")) {
       // Kills runners: on a platform of its own, replaced afterwards.
       results.takeover = await onPlatform("takeover", (b) =>
-        measureTakeover(b, { rounds: options.takeoverRounds, logDir: options.logs ? join(resultsDir, "logs", stamp) : undefined, say, ourPids, cleanup: cleanups.add }),
+        measureTakeover(b, {
+          rounds: options.takeoverRounds,
+          logDir: options.logs ? join(resultsDir, "logs", stamp) : undefined,
+          say,
+          ourPids,
+          cleanup: cleanups.add,
+        }),
       );
       session.spoil("the runners were killed and replaced in the takeover phase");
     }
@@ -338,7 +368,10 @@ async function main(): Promise<void> {
   }
   mkdirSync(resultsDir, { recursive: true });
   const json = join(resultsDir, `${stamp}.json`);
-  writeFileSync(json, JSON.stringify({ stamp, mode: options.quick ? "quick" : "full", profiled: options.profile, machine, results, targets, musts, rows }, null, 2));
+  writeFileSync(
+    json,
+    JSON.stringify({ stamp, mode: options.quick ? "quick" : "full", profiled: options.profile, machine, results, targets, musts, rows }, null, 2),
+  );
   const md = [
     `# Steward bench ${stamp} (${options.quick ? "quick" : "full"}${options.profile ? ", profiled" : ""})`,
     "",
@@ -352,7 +385,9 @@ async function main(): Promise<void> {
     "The speed musts:",
     ...musts.map((t) => `- ${verdict(t)}: ${t.target} — ${t.measured}`),
     "",
-    `Machine CPU busy in the second before each phase (all processes / other than this bench, PostgreSQL and NATS): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]} / ${results.othersBefore[k]} %`).join(", ")}`,
+    `Machine CPU busy in the second before each phase (all processes / other than this bench, PostgreSQL and NATS): ${Object.keys(results.busyBefore)
+      .map((k) => `${k} ${results.busyBefore[k]} / ${results.othersBefore[k]} %`)
+      .join(", ")}`,
   ].join("\n");
   writeFileSync(join(resultsDir, `${stamp}.md`), `${md}\n`);
 
@@ -362,7 +397,9 @@ async function main(): Promise<void> {
   process.stdout.write("\nthe speed musts:\n");
   for (const t of musts) process.stdout.write(`${verdict(t).padEnd(6)} ${t.target}: ${t.measured}\n`);
   process.stdout.write(
-    `machine CPU busy before each phase (all / others): ${Object.keys(results.busyBefore).map((k) => `${k} ${results.busyBefore[k]}/${results.othersBefore[k]} %`).join(", ")}\n`,
+    `machine CPU busy before each phase (all / others): ${Object.keys(results.busyBefore)
+      .map((k) => `${k} ${results.busyBefore[k]}/${results.othersBefore[k]} %`)
+      .join(", ")}\n`,
   );
   if (profileDir) process.stdout.write(`\nprofiles and summary: ${profileDir}\n`);
   process.stdout.write(`\nresults: ${json}\ntook ${elapsed()}\n`);

@@ -15,7 +15,10 @@ if (dir) {
   const timer = setInterval(() => {
     const m = process.memoryUsage();
     // One small synchronous append per interval: cheap next to the service's own work.
-    appendFileSync(file, `${JSON.stringify({ at: Date.now(), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, heapLimit })}\n`);
+    appendFileSync(
+      file,
+      `${JSON.stringify({ at: Date.now(), rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, heapLimit })}\n`,
+    );
   }, intervalMs);
   timer.unref();
 }

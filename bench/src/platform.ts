@@ -106,12 +106,7 @@ export async function startBenchPlatform(options: PlatformOptions): Promise<Benc
     env,
     services: running.services,
     token: (user) =>
-      new SignJWT({ tid: "bench", roles: ["member"] })
-        .setProtectedHeader({ alg: "HS256" })
-        .setSubject(user)
-        .setIssuedAt()
-        .setExpirationTime("2h")
-        .sign(key),
+      new SignJWT({ tid: "bench", roles: ["member"] }).setProtectedHeader({ alg: "HS256" }).setSubject(user).setIssuedAt().setExpirationTime("2h").sign(key),
     crashed() {
       return Object.entries(running.services)
         .filter(([name, s]) => !(name === "runner" && runnerStopped) && (s.child.exitCode !== null || s.child.signalCode !== null))

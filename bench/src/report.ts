@@ -90,12 +90,25 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
   if (f) {
     rows.push({ section: "floor", measure: "PG single-row txn, latency p50 / p99 (1 client)", value: `${ms(f.pg.latency.p50)} / ${ms(f.pg.latency.p99)}` });
     for (const [c, rate] of Object.entries(f.pg.rate)) {
-      rows.push({ section: "floor", measure: `PG single-row txn rate, ${c} client${c === "1" ? "" : "s"}`, value: num(rate.median, "txn/s") + spread(rate, "") });
+      rows.push({
+        section: "floor",
+        measure: `PG single-row txn rate, ${c} client${c === "1" ? "" : "s"}`,
+        value: num(rate.median, "txn/s") + spread(rate, ""),
+      });
     }
     rows.push({ section: "floor", measure: "JetStream publish+ack, p50 / p99 (1 in flight)", value: `${ms(f.nats.latency.p50)} / ${ms(f.nats.latency.p99)}` });
-    for (const [c, rate] of Object.entries(f.nats.rate)) rows.push({ section: "floor", measure: `JetStream acked publishes, ${c} in flight`, value: num(rate.median, "msg/s") + spread(rate, "") });
-    rows.push({ section: "floor", measure: "gRPC loopback, one hop p50 / p99 (a call on a call stream)", value: `${ms(f.grpc.oneHop.p50)} / ${ms(f.grpc.oneHop.p99)}` });
-    rows.push({ section: "floor", measure: "gRPC chained pair (runner→tool-exec→policy shape) p50 / p99", value: `${ms(f.grpc.chained.p50)} / ${ms(f.grpc.chained.p99)}` });
+    for (const [c, rate] of Object.entries(f.nats.rate))
+      rows.push({ section: "floor", measure: `JetStream acked publishes, ${c} in flight`, value: num(rate.median, "msg/s") + spread(rate, "") });
+    rows.push({
+      section: "floor",
+      measure: "gRPC loopback, one hop p50 / p99 (a call on a call stream)",
+      value: `${ms(f.grpc.oneHop.p50)} / ${ms(f.grpc.oneHop.p99)}`,
+    });
+    rows.push({
+      section: "floor",
+      measure: "gRPC chained pair (runner→tool-exec→policy shape) p50 / p99",
+      value: `${ms(f.grpc.chained.p50)} / ${ms(f.grpc.chained.p99)}`,
+    });
     rows.push({ section: "floor", measure: "step floor = PG commit + JetStream ack + chained gRPC (p50s)", value: ms(f.stepFloorMs) });
     rows.push({
       section: "floor",
@@ -104,11 +117,23 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     });
     if (f.skeleton) {
       const shapes: Array<[string, Summary]> = [
-        ["governed iteration's skeleton, its crossings alone (model over HTTP; commit ∥ held call → PDP's record; release; effect with record; result commit)", f.skeleton.bare],
-        ["  the same with what SPEC adds (each event's bus copy in order, the tool's record in a transaction of its own, a streamed answer)", f.skeleton.design],
+        [
+          "governed iteration's skeleton, its crossings alone (model over HTTP; commit ∥ held call → PDP's record; release; effect with record; result commit)",
+          f.skeleton.bare,
+        ],
+        [
+          "  the same with what SPEC adds (each event's bus copy in order, the tool's record in a transaction of its own, a streamed answer)",
+          f.skeleton.design,
+        ],
       ];
       for (const [measure, t] of shapes) {
-        rows.push({ section: "floor", measure: `${measure}, p50 / p99`, value: `${ms(t.p50)} / ${ms(t.p99)}`, against: `step floor ${ms(f.stepFloorMs)}`, ratio: ratio(t.p50 / f.stepFloorMs) });
+        rows.push({
+          section: "floor",
+          measure: `${measure}, p50 / p99`,
+          value: `${ms(t.p50)} / ${ms(t.p99)}`,
+          against: `step floor ${ms(f.stepFloorMs)}`,
+          ratio: ratio(t.p50 / f.stepFloorMs),
+        });
       }
     }
     const unary = f.grpc.unary;
@@ -135,7 +160,11 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
       target: "≤ 1.5× floor",
       met: f ? vsFloor <= 1.5 : undefined,
     });
-    targets.push({ target: "iteration ≤ 1.5× step floor", measured: f ? `${ms(it)} = ${ratio(vsFloor)} the floor (${ms(f.stepFloorMs)})` : ms(it), met: f ? vsFloor <= 1.5 : null });
+    targets.push({
+      target: "iteration ≤ 1.5× step floor",
+      measured: f ? `${ms(it)} = ${ratio(vsFloor)} the floor (${ms(f.stepFloorMs)})` : ms(it),
+      met: f ? vsFloor <= 1.5 : null,
+    });
     if (f) {
       rows.push({
         section: "steward",
@@ -175,7 +204,11 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
         value: `${ms(rd.breakdown.toolCallToResult.p50)}; ${ms(rd.breakdown.toolExecAwaitsPdp.p50)}`,
       });
     }
-    rows.push({ section: "steward", measure: "outbox relay lag: event recorded → on the bus, p50 / p99", value: `${ms(s.serial.relayLag.p50)} / ${ms(s.serial.relayLag.p99)}` });
+    rows.push({
+      section: "steward",
+      measure: "outbox relay lag: event recorded → on the bus, p50 / p99",
+      value: `${ms(s.serial.relayLag.p50)} / ${ms(s.serial.relayLag.p99)}`,
+    });
     for (const [c, t] of Object.entries(s.throughput)) {
       const lg = Number(c) === lgAsync?.concurrency ? lgAsync : undefined;
       const vs = lg ? t.iterationsPerSecond.median / lg.iterationsPerSecond.median : Number.NaN;
@@ -188,13 +221,25 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
         target: lg ? "≥ 3× LangGraph.js" : undefined,
         met: lg ? vs >= 3 : undefined,
       });
-      if (lg) targets.push({ target: "throughput at 8 concurrent ≥ 3× LangGraph.js", measured: `${num(t.iterationsPerSecond.median, "it/s")} vs ${num(lg.iterationsPerSecond.median, "it/s")} = ${ratio(vs)}`, met: vs >= 3 });
+      if (lg)
+        targets.push({
+          target: "throughput at 8 concurrent ≥ 3× LangGraph.js",
+          measured: `${num(t.iterationsPerSecond.median, "it/s")} vs ${num(lg.iterationsPerSecond.median, "it/s")} = ${ratio(vs)}`,
+          met: vs >= 3,
+        });
       if (c !== "1") rows.push({ section: "steward", measure: `  CPU per iteration at ${c} concurrent, by process`, value: cpuLine(t.cpuPerIteration) });
       if (c === "8") rows.push({ section: "steward", measure: "  PostgreSQL work per iteration at 8 concurrent", value: pgLine(t.pgPerIteration) });
       if (t.failed) rows.push({ section: "steward", measure: `runs that did not succeed at ${c} concurrent`, value: String(t.failed) });
       if (t.stalled) {
-        const held = (t.stallEvidence ?? []).filter((e) => e.state !== "idle").map((e) => `${e.application_name || "?"} ${e.state}×${e.n}`).join(", ");
-        rows.push({ section: "steward", measure: `STALLED at ${c} concurrent: runs not ended within the run timeout`, value: `${t.stalled}; DB sessions then: ${held}` });
+        const held = (t.stallEvidence ?? [])
+          .filter((e) => e.state !== "idle")
+          .map((e) => `${e.application_name || "?"} ${e.state}×${e.n}`)
+          .join(", ");
+        rows.push({
+          section: "steward",
+          measure: `STALLED at ${c} concurrent: runs not ended within the run timeout`,
+          value: `${t.stalled}; DB sessions then: ${held}`,
+        });
       }
     }
     const rt = s.readThroughput;
@@ -212,10 +257,22 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     if (!lg) continue;
     const label = `LangGraph.js (durability "${lg.durability}"${lg.durability === "async" ? ", its default" : ""})`;
     const st = s ? s.serial.iteration.p50 / lg.iteration.p50 : Number.NaN;
-    rows.push({ section: "peer", measure: `${label}: time per iteration, median`, value: `${ms(lg.iteration.p50)} (p99 ${ms(lg.iteration.p99)})`, against: s ? `Steward ${ms(s.serial.iteration.p50)}` : undefined, ratio: s ? `Steward/LG ${ratio(st)}` : undefined });
+    rows.push({
+      section: "peer",
+      measure: `${label}: time per iteration, median`,
+      value: `${ms(lg.iteration.p50)} (p99 ${ms(lg.iteration.p99)})`,
+      against: s ? `Steward ${ms(s.serial.iteration.p50)}` : undefined,
+      ratio: s ? `Steward/LG ${ratio(st)}` : undefined,
+    });
     const tp = s?.throughput[lg.concurrency];
     const vs = tp ? tp.iterationsPerSecond.median / lg.iterationsPerSecond.median : Number.NaN;
-    rows.push({ section: "peer", measure: `${label}: throughput, ${lg.concurrency} concurrent`, value: num(lg.iterationsPerSecond.median, "it/s") + spread(lg.iterationsPerSecond, ""), against: tp ? `Steward ${num(tp.iterationsPerSecond.median, "it/s")}` : undefined, ratio: tp ? `Steward/LG ${ratio(vs)}` : undefined });
+    rows.push({
+      section: "peer",
+      measure: `${label}: throughput, ${lg.concurrency} concurrent`,
+      value: num(lg.iterationsPerSecond.median, "it/s") + spread(lg.iterationsPerSecond, ""),
+      against: tp ? `Steward ${num(tp.iterationsPerSecond.median, "it/s")}` : undefined,
+      ratio: tp ? `Steward/LG ${ratio(vs)}` : undefined,
+    });
     rows.push({ section: "peer", measure: `  CPU per iteration at ${lg.concurrency} concurrent, by process`, value: cpuLine(lg.cpuPerIteration) });
     rows.push({ section: "peer", measure: `  PostgreSQL work per iteration at ${lg.concurrency} concurrent`, value: pgLine(lg.pgPerIteration) });
   }
@@ -240,20 +297,49 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
     });
     rows.push({ section: "gateway", measure: "  CPU per POST, by process (autocannon is in bench)", value: cpuLine(g.post.cpuPerRequest) });
     rows.push({ section: "gateway", measure: "  PostgreSQL work per POST", value: pgLine(g.post.pgPerRequest) });
-    rows.push({ section: "gateway", measure: `GET /v1/agents/runs/:id, ${g.connections} connections: req/s (p50 / p99)`, value: `${num(g.get.requestsPerSecond.median, "req/s")} (${ms(g.get.p50.median)} / ${ms(g.get.p99.median)})` });
+    rows.push({
+      section: "gateway",
+      measure: `GET /v1/agents/runs/:id, ${g.connections} connections: req/s (p50 / p99)`,
+      value: `${num(g.get.requestsPerSecond.median, "req/s")} (${ms(g.get.p50.median)} / ${ms(g.get.p99.median)})`,
+    });
     rows.push({ section: "gateway", measure: "  CPU per GET, by process", value: cpuLine(g.get.cpuPerRequest) });
     if (g.post.non2xx || g.post.errors || g.get.non2xx || g.get.errors) {
-      const codes = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k}×${v}`).join(" ");
-      rows.push({ section: "gateway", measure: "answers by status / transport errors (POST; GET)", value: `${codes(g.post.statusCodes)} / ${g.post.errors}; ${codes(g.get.statusCodes)} / ${g.get.errors}` });
+      const codes = (c: Record<string, number>) =>
+        Object.entries(c)
+          .map(([k, v]) => `${k}×${v}`)
+          .join(" ");
+      rows.push({
+        section: "gateway",
+        measure: "answers by status / transport errors (POST; GET)",
+        value: `${codes(g.post.statusCodes)} / ${g.post.errors}; ${codes(g.get.statusCodes)} / ${g.get.errors}`,
+      });
     }
   }
   const p = r.path;
   if (p) {
-    rows.push({ section: "path", measure: "POST → run started (runner claimed it), p50 / p99", value: `${ms(p.postToStarted.p50)} / ${ms(p.postToStarted.p99)}`, target: "p50 < 5 ms", met: p.postToStarted.p50 < 5 });
+    rows.push({
+      section: "path",
+      measure: "POST → run started (runner claimed it), p50 / p99",
+      value: `${ms(p.postToStarted.p50)} / ${ms(p.postToStarted.p99)}`,
+      target: "p50 < 5 ms",
+      met: p.postToStarted.p50 < 5,
+    });
     rows.push({ section: "path", measure: "  of which POST → 201, p50 / p99", value: `${ms(p.postAnswered.p50)} / ${ms(p.postAnswered.p99)}` });
-    rows.push({ section: "path", measure: "  of which run.queued → run.started (relay, JetStream, claim), p50 / p99", value: `${ms(p.queuedToStarted.p50)} / ${ms(p.queuedToStarted.p99)}` });
-    rows.push({ section: "path", measure: "    run.queued → admitted (commit, copy and command on JetStream, admission), p50 / p99", value: `${ms(p.queuedToAdmitted.p50)} / ${ms(p.queuedToAdmitted.p99)}` });
-    rows.push({ section: "path", measure: "    admitted → run.started (admission's commit, the runner's decision, its append), p50 / p99", value: `${ms(p.admittedToStarted.p50)} / ${ms(p.admittedToStarted.p99)}` });
+    rows.push({
+      section: "path",
+      measure: "  of which run.queued → run.started (relay, JetStream, claim), p50 / p99",
+      value: `${ms(p.queuedToStarted.p50)} / ${ms(p.queuedToStarted.p99)}`,
+    });
+    rows.push({
+      section: "path",
+      measure: "    run.queued → admitted (commit, copy and command on JetStream, admission), p50 / p99",
+      value: `${ms(p.queuedToAdmitted.p50)} / ${ms(p.queuedToAdmitted.p99)}`,
+    });
+    rows.push({
+      section: "path",
+      measure: "    admitted → run.started (admission's commit, the runner's decision, its append), p50 / p99",
+      value: `${ms(p.admittedToStarted.p50)} / ${ms(p.admittedToStarted.p99)}`,
+    });
     if (p.burst) {
       rows.push({
         section: "path",
@@ -261,20 +347,42 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
         value: `${ms(p.burst.postToStarted.p50)} / ${ms(p.burst.postToStarted.p99)} / ${ms(p.burst.postToStarted.max)}`,
       });
     }
-    targets.push({ target: "POST → started p50 < 5 ms", measured: `p50 ${ms(p.postToStarted.p50)}, p99 ${ms(p.postToStarted.p99)}`, met: p.postToStarted.p50 < 5 });
+    targets.push({
+      target: "POST → started p50 < 5 ms",
+      measured: `p50 ${ms(p.postToStarted.p50)}, p99 ${ms(p.postToStarted.p99)}`,
+      met: p.postToStarted.p50 < 5,
+    });
   }
   const pd = r.policy;
   if (pd) {
-    rows.push({ section: "policy", measure: "decision, Cedar in process (pre-parsed set), p50 / p99", value: `${ms(pd.inProcess.p50)} / ${ms(pd.inProcess.p99)}` });
-    rows.push({ section: "policy", measure: "decision, gRPC round trip to the PDP (facts, Cedar, decision log), p50 / p99", value: `${ms(pd.grpc.p50)} / ${ms(pd.grpc.p99)}` });
+    rows.push({
+      section: "policy",
+      measure: "decision, Cedar in process (pre-parsed set), p50 / p99",
+      value: `${ms(pd.inProcess.p50)} / ${ms(pd.inProcess.p99)}`,
+    });
+    rows.push({
+      section: "policy",
+      measure: "decision, gRPC round trip to the PDP (facts, Cedar, decision log), p50 / p99",
+      value: `${ms(pd.grpc.p50)} / ${ms(pd.grpc.p99)}`,
+    });
   }
   const rp = r.replay;
   if (rp) {
-    rows.push({ section: "replay", measure: `restore a 25-step run (${rp.events} events: read + fold), p50 / p99`, value: `${ms(rp.restore.p50)} / ${ms(rp.restore.p99)}`, target: "< 5 ms", met: rp.restore.p50 < 5 });
+    rows.push({
+      section: "replay",
+      measure: `restore a 25-step run (${rp.events} events: read + fold), p50 / p99`,
+      value: `${ms(rp.restore.p50)} / ${ms(rp.restore.p99)}`,
+      target: "< 5 ms",
+      met: rp.restore.p50 < 5,
+    });
     rows.push({ section: "replay", measure: "  of which the fold alone, p50", value: ms(rp.foldOnly.p50) });
     if (rp.replayCheck) rows.push({ section: "replay", measure: "  replay check of the run (npm run replay core), p50", value: ms(rp.replayCheck.p50) });
     rows.push({ section: "replay", measure: `fold rate over ${rp.foldEvents.toLocaleString("en-US")} events`, value: num(rp.foldRate, "events/s") });
-    rows.push({ section: "replay", measure: `read from the store + fold (${rp.storedEvents.toLocaleString("en-US")} stored events)`, value: num(rp.readAndFoldRate, "events/s") });
+    rows.push({
+      section: "replay",
+      measure: `read from the store + fold (${rp.storedEvents.toLocaleString("en-US")} stored events)`,
+      value: num(rp.readAndFoldRate, "events/s"),
+    });
     targets.push({ target: "restore < 5 ms", measured: `p50 ${ms(rp.restore.p50)}, p99 ${ms(rp.restore.p99)}`, met: rp.restore.p50 < 5 });
   }
   const tk = r.takeover;
@@ -289,22 +397,57 @@ export function buildRows(r: Results): { rows: Row[]; targets: TargetVerdict[] }
       target,
       met,
     });
-    rows.push({ section: "takeover", measure: "  runs taken over / in flight at the kill", value: `${tk.takenOver} / ${tk.inFlight}${tk.endedBeforeKill ? ` (${tk.endedBeforeKill} more had ended before the kill)` : ""}` });
-    rows.push({ section: "takeover", measure: "  kill → survivor seen holding the lease (polled every 50 ms), p50 / p99 / max", value: `${ms(tk.leaseSeen.p50)} / ${ms(tk.leaseSeen.p99)} / ${ms(tk.leaseSeen.max)}` });
-    rows.push({ section: "takeover", measure: "  CPU used by other work on the machine in the 4 s after each kill", value: tk.rounds.map((x) => `${x.othersBusyPct} %`).join(", ") });
-    targets.push({ target: `takeover ${target}`, measured: `p50 ${ms(e.p50)}, p99 ${ms(e.p99)}, max ${ms(e.max)}; ${tk.takenOver} of ${tk.inFlight} runs taken over`, met });
+    rows.push({
+      section: "takeover",
+      measure: "  runs taken over / in flight at the kill",
+      value: `${tk.takenOver} / ${tk.inFlight}${tk.endedBeforeKill ? ` (${tk.endedBeforeKill} more had ended before the kill)` : ""}`,
+    });
+    rows.push({
+      section: "takeover",
+      measure: "  kill → survivor seen holding the lease (polled every 50 ms), p50 / p99 / max",
+      value: `${ms(tk.leaseSeen.p50)} / ${ms(tk.leaseSeen.p99)} / ${ms(tk.leaseSeen.max)}`,
+    });
+    rows.push({
+      section: "takeover",
+      measure: "  CPU used by other work on the machine in the 4 s after each kill",
+      value: tk.rounds.map((x) => `${x.othersBusyPct} %`).join(", "),
+    });
+    targets.push({
+      target: `takeover ${target}`,
+      measured: `p50 ${ms(e.p50)}, p99 ${ms(e.p99)}, max ${ms(e.max)}; ${tk.takenOver} of ${tk.inFlight} runs taken over`,
+      met,
+    });
   }
   const m = r.memory;
   if (m) {
-    rows.push({ section: "memory", measure: `runner RSS with ${m.maxRunning} runs in flight, peak (median)`, value: `${m.peakMb.toFixed(0)} MB (${m.medianMb.toFixed(0)} MB)`, target: "< 200 MB", met: m.peakMb < 200 });
-    rows.push({ section: "memory", measure: "  that runner's RSS just started / before the 100 runs / after them", value: `${m.freshMb.toFixed(0)} / ${m.idleMb.toFixed(0)} / ${m.afterMb.toFixed(0)} MB` });
+    rows.push({
+      section: "memory",
+      measure: `runner RSS with ${m.maxRunning} runs in flight, peak (median)`,
+      value: `${m.peakMb.toFixed(0)} MB (${m.medianMb.toFixed(0)} MB)`,
+      target: "< 200 MB",
+      met: m.peakMb < 200,
+    });
+    rows.push({
+      section: "memory",
+      measure: "  that runner's RSS just started / before the 100 runs / after them",
+      value: `${m.freshMb.toFixed(0)} / ${m.idleMb.toFixed(0)} / ${m.afterMb.toFixed(0)} MB`,
+    });
     if (m.stuck) rows.push({ section: "memory", measure: "  runs of that phase that did not end within 30 s (platform stuck)", value: String(m.stuck) });
-    targets.push({ target: "runner RSS < 200 MB with 100 runs in flight", measured: `peak ${m.peakMb.toFixed(0)} MB with ${m.maxRunning} running`, met: m.maxRunning >= m.inFlight ? m.peakMb < 200 : null });
+    targets.push({
+      target: "runner RSS < 200 MB with 100 runs in flight",
+      measured: `peak ${m.peakMb.toFixed(0)} MB with ${m.maxRunning} running`,
+      met: m.maxRunning >= m.inFlight ? m.peakMb < 200 : null,
+    });
   }
   if (r.runnerRss?.length) {
-    rows.push({ section: "memory", measure: "  runner RSS after each phase (MB; a new runner starts at the number in brackets)", value: r.runnerRss.map((x) => `${x.after} ${x.mb} (${x.startedMb})`).join(", ") });
+    rows.push({
+      section: "memory",
+      measure: "  runner RSS after each phase (MB; a new runner starts at the number in brackets)",
+      value: r.runnerRss.map((x) => `${x.after} ${x.mb} (${x.startedMb})`).join(", "),
+    });
   }
-  for (const c of r.crashes ?? []) rows.push({ section: "note", measure: `${c.service} CRASHED during ${c.phase}`, value: `exit code ${c.code}, signal ${c.signal}` });
+  for (const c of r.crashes ?? [])
+    rows.push({ section: "note", measure: `${c.service} CRASHED during ${c.phase}`, value: `exit code ${c.code}, signal ${c.signal}` });
   for (const reason of r.restarts ?? []) rows.push({ section: "note", measure: "platform replaced between phases", value: reason });
   return { rows, targets };
 }
@@ -327,11 +470,15 @@ export function markdownTable(rows: Row[]): string {
   const esc = (s: string) => s.replace(/\|/g, "\\|");
   const out = ["| | measure | value | against | ratio | target | met |", "| --- | --- | --- | --- | --- | --- | --- |"];
   for (const r of rows) {
-    out.push(`| ${r.section} | ${esc(r.measure)} | ${esc(r.value)} | ${esc(r.against ?? "")} | ${esc(r.ratio ?? "")} | ${esc(r.target ?? "")} | ${r.met === undefined ? "" : r.met ? "yes" : "**no**"} |`);
+    out.push(
+      `| ${r.section} | ${esc(r.measure)} | ${esc(r.value)} | ${esc(r.against ?? "")} | ${esc(r.ratio ?? "")} | ${esc(r.target ?? "")} | ${r.met === undefined ? "" : r.met ? "yes" : "**no**"} |`,
+    );
   }
   return out.join("\n");
 }
 
 export function machineLines(m: Machine): string {
-  return [`nproc ${m.nproc} (${m.cpuModel}), ${m.memoryGb} GB RAM, Linux ${m.kernel}, Node ${m.node}`, `load average at start: ${m.loadAverageAtStart}`].join("\n");
+  return [`nproc ${m.nproc} (${m.cpuModel}), ${m.memoryGb} GB RAM, Linux ${m.kernel}, Node ${m.node}`, `load average at start: ${m.loadAverageAtStart}`].join(
+    "\n",
+  );
 }

@@ -52,7 +52,9 @@ async function main(): Promise<void> {
   /** CPU ms of each service from the reference sample to the end of the load, per run ended in between. */
   let cpuPerRun: Record<string, number> = {};
   try {
-    say(`starting the platform (namespace ${namespace}; NODE_OPTIONS ${nodeOptions.filter(Boolean).join(" ")}${options.runnerNodeOptions ? `; runner also ${options.runnerNodeOptions}` : ""})`);
+    say(
+      `starting the platform (namespace ${namespace}; NODE_OPTIONS ${nodeOptions.filter(Boolean).join(" ")}${options.runnerNodeOptions ? `; runner also ${options.runnerNodeOptions}` : ""})`,
+    );
     platform = await startBenchPlatform({
       databaseUrl: db.url,
       namespace,
@@ -104,7 +106,9 @@ async function main(): Promise<void> {
       } else if (completed % options.sampleEveryRuns === 0) samples.push(sample(since(), completed, failed));
       if (completed % options.sampleEveryRuns === 0) {
         const s = samples[samples.length - 1];
-        say(`${completed} runs (${failed} failed), ${since().toFixed(0)} s: RSS ${services.map((k) => `${k} ${s.rss[k].toFixed(0)}`).join(", ")} MB; runner heap ${s.heapUsed.runner} MB`);
+        say(
+          `${completed} runs (${failed} failed), ${since().toFixed(0)} s: RSS ${services.map((k) => `${k} ${s.rss[k].toFixed(0)}`).join(", ")} MB; runner heap ${s.heapUsed.runner} MB`,
+        );
       }
       if (pendingSnapshots.length && completed >= pendingSnapshots[0] && !snapshotting) {
         const at = pendingSnapshots.shift()!;
@@ -166,15 +170,37 @@ async function main(): Promise<void> {
   writeFileSync(
     json,
     JSON.stringify(
-      { stamp, options, machine, nodeOptions: nodeOptions.filter(Boolean).join(" "), runnerNodeOptions: options.runnerNodeOptions, completed, failed, failures, loadSeconds: loadMs / 1000, cpuPerRun, crashes, snapshots, verdicts: rows, samples },
+      {
+        stamp,
+        options,
+        machine,
+        nodeOptions: nodeOptions.filter(Boolean).join(" "),
+        runnerNodeOptions: options.runnerNodeOptions,
+        completed,
+        failed,
+        failures,
+        loadSeconds: loadMs / 1000,
+        cpuPerRun,
+        crashes,
+        snapshots,
+        verdicts: rows,
+        samples,
+      },
       null,
       2,
     ),
   );
-  process.stdout.write(`\nSteward soak ${stamp}: ${completed} runs (${failed} failed) by ${options.clients} clients in ${(loadMs / 1000).toFixed(0)} s (${((completed / loadMs) * 1000).toFixed(1)} runs/s)\n\n`);
+  process.stdout.write(
+    `\nSteward soak ${stamp}: ${completed} runs (${failed} failed) by ${options.clients} clients in ${(loadMs / 1000).toFixed(0)} s (${((completed / loadMs) * 1000).toFixed(1)} runs/s)\n\n`,
+  );
   process.stdout.write(`${soakTable(rows, options.baselineRuns, options.tolerance)}\n\n`);
-  process.stdout.write(`CPU per run after the first ${options.baselineRuns} (ms): ${Object.entries(cpuPerRun).map(([k, v]) => `${k} ${v}`).join(", ")}\n`);
-  for (const c of crashes) process.stdout.write(`CRASH: ${c.service} exited (code ${c.code}, signal ${c.signal}) after ${c.afterRuns} runs — the figures are not a valid soak\n`);
+  process.stdout.write(
+    `CPU per run after the first ${options.baselineRuns} (ms): ${Object.entries(cpuPerRun)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}\n`,
+  );
+  for (const c of crashes)
+    process.stdout.write(`CRASH: ${c.service} exited (code ${c.code}, signal ${c.signal}) after ${c.afterRuns} runs — the figures are not a valid soak\n`);
   for (const f of failures.slice(0, 5)) process.stdout.write(`failure: ${f}\n`);
   process.stdout.write(`results: ${json}\n`);
   const ok = rows.every((r) => r.pass) && !crashes.length && completed >= options.runs && failed === 0;

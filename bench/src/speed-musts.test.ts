@@ -2,10 +2,27 @@ import { speedMusts } from "./speed-musts";
 import type { Results } from "./report";
 
 /** The parts of a run's results the musts read; the rest of each phase's result is left out. */
-function run(x: { floor: number; iteration: number; ours: number; theirs: number; ourCpu: number; theirCpu: number; post: number; pg: number; p99: number; started: number; restore: number; peakMb: number; crashes?: Results["crashes"] }): Results {
+function run(x: {
+  floor: number;
+  iteration: number;
+  ours: number;
+  theirs: number;
+  ourCpu: number;
+  theirCpu: number;
+  post: number;
+  pg: number;
+  p99: number;
+  started: number;
+  restore: number;
+  peakMb: number;
+  crashes?: Results["crashes"];
+}): Results {
   return {
     floors: { stepFloorMs: x.floor, pg: { rate: { 64: { median: x.pg } } } },
-    steward: { serial: { iteration: { p50: x.iteration } }, throughput: { 8: { iterationsPerSecond: { median: x.ours }, cpuPerIteration: { total: x.ourCpu } } } },
+    steward: {
+      serial: { iteration: { p50: x.iteration } },
+      throughput: { 8: { iterationsPerSecond: { median: x.ours }, cpuPerIteration: { total: x.ourCpu } } },
+    },
     peer: { async: { concurrency: 8, iterationsPerSecond: { median: x.theirs }, cpuPerIteration: { total: x.theirCpu } } },
     gateway: { connections: 64, post: { requestsPerSecond: { median: x.post }, p99: { median: x.p99 } } },
     path: { postToStarted: { p50: x.started } },
@@ -18,7 +35,20 @@ function run(x: { floor: number; iteration: number; ours: number; theirs: number
   } as unknown as Results;
 }
 
-const passing = { floor: 2, iteration: 8, ours: 240, theirs: 200, ourCpu: 7, theirCpu: 8, post: 1000, pg: 4000, p99: 49, started: 4.9, restore: 1, peakMb: 120 };
+const passing = {
+  floor: 2,
+  iteration: 8,
+  ours: 240,
+  theirs: 200,
+  ourCpu: 7,
+  theirCpu: 8,
+  post: 1000,
+  pg: 4000,
+  p99: 49,
+  started: 4.9,
+  restore: 1,
+  peakMb: 120,
+};
 const met = (r: Results) => Object.fromEntries(speedMusts(r).map((t) => [t.target, t.met]));
 
 describe("the speed musts, judged from one run's results", () => {

@@ -31,14 +31,22 @@ export function speedMusts(r: Results): TargetVerdict[] {
     const pairs = at8.alternated && ours.values.length === theirs.values.length ? ours.values.map((v, i) => v / theirs.values[i]) : null;
     if (pairs) {
       const x = median(pairs);
-      out.push({ target: throughput, measured: `${rates}; windows alternated, Steward/LG by pair ${pairs.map((p) => p.toFixed(2)).join(", ")}: median ${ratio(x)}`, met: x >= 1.2 });
+      out.push({
+        target: throughput,
+        measured: `${rates}; windows alternated, Steward/LG by pair ${pairs.map((p) => p.toFixed(2)).join(", ")}: median ${ratio(x)}`,
+        met: x >= 1.2,
+      });
     } else {
       const x = ours.median / theirs.median;
       out.push({ target: throughput, measured: `${rates} = ${ratio(x)}`, met: x >= 1.2 });
     }
     const ourCpu = at8.cpuPerIteration.total;
     const theirCpu = lg.cpuPerIteration.total;
-    out.push({ target: cpu, measured: `${ms(ourCpu)} vs ${ms(theirCpu)}`, met: Number.isFinite(ourCpu) && Number.isFinite(theirCpu) ? ourCpu <= theirCpu : null });
+    out.push({
+      target: cpu,
+      measured: `${ms(ourCpu)} vs ${ms(theirCpu)}`,
+      met: Number.isFinite(ourCpu) && Number.isFinite(theirCpu) ? ourCpu <= theirCpu : null,
+    });
   } else {
     out.push(na(throughput, "the steward and peer phases"));
     out.push(na(cpu, "the steward and peer phases"));
@@ -49,7 +57,11 @@ export function speedMusts(r: Results): TargetVerdict[] {
   const pg = g && f?.pg.rate[g.connections];
   if (g && pg) {
     const share = g.post.requestsPerSecond.median / pg.median;
-    out.push({ target: post, measured: `${(share * 100).toFixed(0)} % of ${pg.median.toFixed(0)} txn/s, p99 ${ms(g.post.p99.median)}`, met: share >= 0.25 && g.post.p99.median < 50 });
+    out.push({
+      target: post,
+      measured: `${(share * 100).toFixed(0)} % of ${pg.median.toFixed(0)} txn/s, p99 ${ms(g.post.p99.median)}`,
+      met: share >= 0.25 && g.post.p99.median < 50,
+    });
   } else out.push(na(post, "the floors and gateway phases"));
 
   const started = "POST → started p50 < 5 ms";
@@ -60,7 +72,11 @@ export function speedMusts(r: Results): TargetVerdict[] {
   if (r.replay && r.memory) {
     const m = r.memory;
     const rss = m.maxRunning >= m.inFlight ? m.peakMb < 200 : null;
-    out.push({ target: kept, measured: `restore p50 ${ms(r.replay.restore.p50)}; peak ${m.peakMb.toFixed(0)} MB with ${m.maxRunning} running`, met: rss === null ? null : rss && r.replay.restore.p50 < 5 });
+    out.push({
+      target: kept,
+      measured: `restore p50 ${ms(r.replay.restore.p50)}; peak ${m.peakMb.toFixed(0)} MB with ${m.maxRunning} running`,
+      met: rss === null ? null : rss && r.replay.restore.p50 < 5,
+    });
   } else out.push(na(kept, "the replay and memory phases"));
 
   const crashes = r.crashes ?? [];

@@ -30,7 +30,10 @@ export function summarize(samples: readonly number[]): Summary {
 }
 
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** A value measured several times: the median is reported, the spread is kept. */

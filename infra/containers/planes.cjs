@@ -25,7 +25,9 @@ function ownerUrl(password) {
 
 /** `KEY=value` lines, as compose's `env_file` and `readEnvFile` read them. */
 function envFileText(vars) {
-  return `${Object.entries(vars).map(([k, v]) => `${k}=${v}`).join("\n")}\n`;
+  return `${Object.entries(vars)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n")}\n`;
 }
 
 /** The variables of an env file written here. */
@@ -116,7 +118,10 @@ function writePlanes(dir, { natsNodes = 3, uid = 65534 } = {}) {
   writePrivate(join(dir, "prepare.env"), envFileText({ DATABASE_URL: ownerUrl(creds.postgres.owner), STEWARD_ROLE_PASSWORDS: JSON.stringify(roles) }));
   const model = join(dir, "model.env");
   try {
-    writeFileSync(model, "# The agent-runners' model: LLM_BASE_URL=, LLM_API_KEY=, LLM_MODEL= (docs/operations.md, \"Containers\").\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(model, '# The agent-runners\' model: LLM_BASE_URL=, LLM_API_KEY=, LLM_MODEL= (docs/operations.md, "Containers").\n', {
+      mode: 0o600,
+      flag: "wx",
+    });
   } catch (err) {
     if (err.code !== "EEXIST") throw err;
   }

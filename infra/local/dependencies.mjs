@@ -72,7 +72,11 @@ function aptInstall(pkg) {
 
 function postgresBin() {
   const base = "/usr/lib/postgresql";
-  const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(join(base, v, "bin", "initdb"))).sort() : [];
+  const versions = existsSync(base)
+    ? readdirSync(base)
+        .filter((v) => existsSync(join(base, v, "bin", "initdb")))
+        .sort()
+    : [];
   return versions.length > 0 ? join(base, versions[versions.length - 1], "bin") : null;
 }
 
@@ -109,9 +113,7 @@ export async function ensurePostgres(databaseUrl) {
     run(...as(join(bin, "initdb"), ["-D", dataDir, "-U", url.username || "postgres", "-A", "trust", "--no-sync"]), { stdio: "ignore" });
   }
   say(`starting PostgreSQL on ${host}:${port}`);
-  run(
-    ...as(join(bin, "pg_ctl"), ["-D", dataDir, "-l", logFile, "-w", "-o", `-p ${port} -c listen_addresses=127.0.0.1 -k /tmp`, "start"]),
-  );
+  run(...as(join(bin, "pg_ctl"), ["-D", dataDir, "-l", logFile, "-w", "-o", `-p ${port} -c listen_addresses=127.0.0.1 -k /tmp`, "start"]));
   await waitReachable(host, port, "PostgreSQL");
   const pid = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
   const record = { pid, dataDir, bin, asRoot, host, port, startedAt: new Date().toISOString() };

@@ -40,11 +40,30 @@ function usable(certFile, ca) {
 
 function makeCa(dir, subject) {
   const { cert, key } = filesOf(dir, "ca");
-  openssl([
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-    "-keyout", key, "-out", cert, "-days", String(CA_DAYS), "-subj", subject,
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-  ], dir);
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      String(CA_DAYS),
+      "-subj",
+      subject,
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    ],
+    dir,
+  );
   chmodSync(key, 0o600);
 }
 
@@ -54,18 +73,41 @@ function makeServiceCert(dir, name) {
   const csr = join(dir, `${name}.csr`);
   const ext = join(dir, `${name}.ext`);
   // The names it may be reached by (compose/Kubernetes service name, this machine); peers check the CN.
-  writeFileSync(ext, [
-    "basicConstraints=CA:FALSE",
-    "keyUsage=critical,digitalSignature,keyEncipherment",
-    "extendedKeyUsage=serverAuth,clientAuth",
-    `subjectAltName=DNS:${name},DNS:localhost,IP:127.0.0.1,IP:::1`,
-    "",
-  ].join("\n"));
+  writeFileSync(
+    ext,
+    [
+      "basicConstraints=CA:FALSE",
+      "keyUsage=critical,digitalSignature,keyEncipherment",
+      "extendedKeyUsage=serverAuth,clientAuth",
+      `subjectAltName=DNS:${name},DNS:localhost,IP:127.0.0.1,IP:::1`,
+      "",
+    ].join("\n"),
+  );
   try {
     openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", csr, "-subj", `/O=Steward/CN=${name}`], dir);
     chmodSync(key, 0o600);
-    openssl(["x509", "-req", "-in", csr, "-CA", ca.cert, "-CAkey", ca.key, "-set_serial", `0x${require("node:crypto").randomBytes(12).toString("hex")}`,
-      "-days", String(CERT_DAYS), "-sha256", "-extfile", ext, "-out", cert], dir);
+    openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        csr,
+        "-CA",
+        ca.cert,
+        "-CAkey",
+        ca.key,
+        "-set_serial",
+        `0x${require("node:crypto").randomBytes(12).toString("hex")}`,
+        "-days",
+        String(CERT_DAYS),
+        "-sha256",
+        "-extfile",
+        ext,
+        "-out",
+        cert,
+      ],
+      dir,
+    );
   } finally {
     rmSync(csr, { force: true });
     rmSync(ext, { force: true });

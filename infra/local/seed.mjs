@@ -45,7 +45,9 @@ export async function seedDemo(databaseUrl) {
   try {
     const dir = join(root, "infra", "demo", "knowledge");
     let added = 0;
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(".md")).sort()) {
+    for (const file of readdirSync(dir)
+      .filter((f) => f.endsWith(".md"))
+      .sort()) {
       const text = readFileSync(join(dir, file), "utf8");
       const title = (/^#\s+(.+)$/m.exec(text)?.[1] ?? file).trim();
       const body = text.replace(/^#\s+.+\n/m, "").trim();

@@ -91,7 +91,10 @@ async function prepare() {
   // A nats-server this npm start runs gets a user per service (SPEC §10); one already at NATS_URL is used as it is.
   const natsConfig = writeNatsConfig(stewardHome, process.env.STEWARD_NATS_NAMESPACE || "", creds.nats);
   let natsUsers = false;
-  for (const [name, ensure, url] of [["PostgreSQL", ensurePostgres, databaseUrl], ["nats-server", ensureNats, natsUrl]]) {
+  for (const [name, ensure, url] of [
+    ["PostgreSQL", ensurePostgres, databaseUrl],
+    ["nats-server", ensureNats, natsUrl],
+  ]) {
     if (shuttingDown) return null;
     const server = await ensure(url, { configFile: natsConfig });
     if (name === "nats-server") natsUsers = Boolean(server.auth);

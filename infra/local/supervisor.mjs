@@ -79,13 +79,21 @@ export function createSupervisor(options) {
 
   function snapshot() {
     return Object.fromEntries(
-      slots.map((s) => [s.name, { pid: s.child?.pid ?? null, state: s.state, health: s.health ?? null, ...(s.running?.ready.addr ? { addr: s.running.ready.addr } : {}) }]),
+      slots.map((s) => [
+        s.name,
+        { pid: s.child?.pid ?? null, state: s.state, health: s.health ?? null, ...(s.running?.ready.addr ? { addr: s.running.ready.addr } : {}) },
+      ]),
     );
   }
   const changed = () => onChange(snapshot());
 
   function addresses() {
-    return { gatewayUrl: gatewayUrl(), policyAddr: known.policyAddr, toolExecAddr: known.toolExecAddr, health: Object.fromEntries(slots.map((s) => [s.name, s.health])) };
+    return {
+      gatewayUrl: gatewayUrl(),
+      policyAddr: known.policyAddr,
+      toolExecAddr: known.toolExecAddr,
+      health: Object.fromEntries(slots.map((s) => [s.name, s.health])),
+    };
   }
 
   function markNotWhole() {

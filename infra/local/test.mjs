@@ -60,7 +60,13 @@ function whatItDoes(pid) {
   const threads = /^Threads:\s*(.*)$/m.exec(read("status"))?.[1] ?? "?";
   const lines = [`    state ${state}, wchan ${read("wchan") || "?"}, threads ${threads}`];
   const gdb = spawnSync("gdb", ["-p", String(pid), "-batch", "-nx", "-ex", "bt 12"], { encoding: "utf8", timeout: 20_000 });
-  if (gdb.status === 0) lines.push(...gdb.stdout.split("\n").filter((l) => /^#\d+/.test(l)).map((l) => `    ${l.slice(0, 160)}`));
+  if (gdb.status === 0)
+    lines.push(
+      ...gdb.stdout
+        .split("\n")
+        .filter((l) => /^#\d+/.test(l))
+        .map((l) => `    ${l.slice(0, 160)}`),
+    );
   return lines;
 }
 
@@ -100,11 +106,13 @@ ensureInstalled();
 stepDone("install");
 build();
 stepDone("build");
-// The typecheck and the layers' import rules (.dependency-cruiser.cjs) need the sources alone: they run beside
-// PostgreSQL, NATS and the container images, and are waited for before jest starts.
+// The typecheck, the layers' import rules (.dependency-cruiser.cjs), ESLint and Prettier need the sources alone:
+// they run beside PostgreSQL, NATS and the container images, and are waited for before jest starts.
 const run = (command, args) => new Promise((resolve) => spawn(command, args, { cwd: root, stdio: "inherit" }).once("exit", (code) => resolve(code)));
 const typecheck = run("npx", ["tsc", "-p", "tsconfig.json"]);
 const dependencyRules = run("npm", ["run", "--silent", "lint:deps"]);
+const lint = run("npx", ["eslint", "."]);
+const format = run("npx", ["prettier", "--check", "--log-level", "warn", "."]);
 const serverUrl = process.env.TEST_DATABASE_URL || defaults.DATABASE_URL.replace(/\/steward$/, "/postgres");
 await ensurePostgres(serverUrl);
 await ensureNats(process.env.NATS_URL || defaults.NATS_URL);
@@ -113,16 +121,23 @@ stepDone("PostgreSQL and NATS");
 const quick = process.argv.includes("--quick");
 const given = process.argv.slice(2).filter((a) => a !== "--quick");
 const containers = quick
-  ? leaveOut(["e2e", "faults", "browser", "containers"], "ran the quick specs only (--quick): test/e2e, test/faults, test/browser and test/containers were left out")
+  ? leaveOut(
+      ["e2e", "faults", "browser", "containers"],
+      "ran the quick specs only (--quick): test/e2e, test/faults, test/browser and test/containers were left out",
+    )
   : selectsNoContainerSuite(given)
     ? leaveOut(["containers"], "the arguments select no suite of test/containers: its images were not prepared")
     : await containerSuite();
 stepDone("container images");
 const typechecked = (await typecheck) === 0;
 const layered = (await dependencyRules) === 0;
-stepDone("typecheck and dependency rules (after them)");
+const linted = (await lint) === 0;
+const formatted = (await format) === 0;
+stepDone("typecheck, dependency rules, ESLint and Prettier (after them)");
 if (!layered) process.stderr.write("steward: an import breaks the dependency rules (npm run lint:deps, .dependency-cruiser.cjs)\n");
-if (!typechecked || !layered || containers.failed) finish(0, 1, false);
+if (!linted) process.stderr.write("steward: ESLint found problems (npm run lint, eslint.config.mjs)\n");
+if (!formatted) process.stderr.write("steward: files are not formatted (npx prettier --write <files>, .prettierrc.json)\n");
+if (!typechecked || !layered || !linted || !formatted || containers.failed) finish(0, 1, false);
 const jestArgs = [...given, ...containers.jestArgs];
 
 const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));

@@ -24,7 +24,12 @@ if (!existsSync(built)) {
 }
 const { developmentSecret, mintDevelopmentToken } = require(built);
 const secret = process.env.STEWARD_JWT_SECRET || developmentSecret(join(stewardHome, "dev-jwt-secret"));
-const roles = values.roles ? values.roles.split(",").map((r) => r.trim()).filter(Boolean) : undefined;
+const roles = values.roles
+  ? values.roles
+      .split(",")
+      .map((r) => r.trim())
+      .filter(Boolean)
+  : undefined;
 const claims = { tenant: values.tenant, user: values.user, roles, expiresIn: values.ttl };
 const issuer = process.env.STEWARD_JWT_ISSUER;
 const audience = process.env.STEWARD_JWT_AUDIENCE;

@@ -32,7 +32,10 @@ describe("the console's admin pages", () => {
 
   /** Activates `version` from the Policies page: the row's button, then the confirm step naming both versions. */
   async function activateFromPage(page: Page, version: number, replacing: number): Promise<void> {
-    await page.getByRole("button", { name: `Activate version ${version}`, exact: true }).first().click();
+    await page
+      .getByRole("button", { name: `Activate version ${version}`, exact: true })
+      .first()
+      .click();
     const confirm = page.locator("#activate-confirm");
     await confirm.waitFor();
     expect(await confirm.textContent()).toContain(`It replaces version ${replacing}, the active set`);
@@ -69,22 +72,28 @@ describe("the console's admin pages", () => {
       await shoot(page, "admin-policies.png");
       expect((await activeSet()).version).toBe(version);
       // The policy service has dropped its cached set when a dry run of the active set answers with the new one.
-      await waitFor(async () => {
-        const dry = await api(root, "POST", "/v1/admin/policies/dry-run", {
-          user_id: "mo",
-          roles: ["member"],
-          action: "knowledge.document.read",
-          resource: { type: "tool", id: "knowledge_search" },
-        });
-        return dry.body.version === version && dry.body.permit === false ? true : undefined;
-      }, { what: `version ${version} deciding` });
+      await waitFor(
+        async () => {
+          const dry = await api(root, "POST", "/v1/admin/policies/dry-run", {
+            user_id: "mo",
+            roles: ["member"],
+            action: "knowledge.document.read",
+            resource: { type: "tool", id: "knowledge_search" },
+          });
+          return dry.body.version === version && dry.body.permit === false ? true : undefined;
+        },
+        { what: `version ${version} deciding` },
+      );
 
       // mo's next run: its knowledge search is decided by the new policy.
       const run = await ui.startRun(mo, "refund after the policy change");
-      await waitFor(async () => {
-        const r = await api(mo, "GET", `/v1/agents/runs/${run}`);
-        return ["succeeded", "failed", "cancelled"].includes(r.body.state) ? r.body : undefined;
-      }, { what: "the run to end" });
+      await waitFor(
+        async () => {
+          const r = await api(mo, "GET", `/v1/agents/runs/${run}`);
+          return ["succeeded", "failed", "cancelled"].includes(r.body.state) ? r.body : undefined;
+        },
+        { what: "the run to end" },
+      );
 
       // The decision log, filtered by the run, shows the deny with the new policy and version, linking the run.
       await page.locator("#nav").getByRole("link", { name: "Decisions" }).click();
@@ -96,12 +105,15 @@ describe("the console's admin pages", () => {
       await expect(row.count()).resolves.toBe(1);
       await expect(page.locator("#decisions tbody tr").count()).resolves.toBe(1);
       const text = (await row.textContent()) ?? "";
-      for (const part of ["mo", "knowledge.document.read", "tool/knowledge_search", "deny", `version ${version}`, "60500", "step 1"]) expect(text).toContain(part);
+      for (const part of ["mo", "knowledge.document.read", "tool/knowledge_search", "deny", `version ${version}`, "60500", "step 1"])
+        expect(text).toContain(part);
       await expect(row.getByRole("link").getAttribute("href")).resolves.toBe(`#/runs/${run}`);
       await shoot(page, "admin-decisions.png");
       // The server says the same.
       const log = await api(root, "GET", `/v1/audit/decisions?run_id=${run}`);
-      expect(log.body.items).toEqual([expect.objectContaining({ permit: false, code: "60500", policy_ids: ["console-members-search-nothing"], policy_version: version })]);
+      expect(log.body.items).toEqual([
+        expect.objectContaining({ permit: false, code: "60500", policy_ids: ["console-members-search-nothing"], policy_version: version }),
+      ]);
 
       // And mo's run page shows the same decision in its timeline.
       const runPage = await signedIn(mo, `/console/#/runs/${run}`);
@@ -158,7 +170,10 @@ describe("the console's admin pages", () => {
 
   it("adds a knowledge document from the page, lists it, and deletes it after a confirm step", async () => {
     const title = `Shipping handbook ${Date.now()}`;
-    const listed = async () => ((await api(root, "GET", "/v1/knowledge/documents?page=1&page_size=100")).body.items as Array<{ id: string; title: string }>).filter((d) => d.title === title);
+    const listed = async () =>
+      ((await api(root, "GET", "/v1/knowledge/documents?page=1&page_size=100")).body.items as Array<{ id: string; title: string }>).filter(
+        (d) => d.title === title,
+      );
     const page = await signedIn(root, "/console/#/admin/knowledge");
     await page.getByLabel("Title").fill(title);
     await page.getByLabel("Body").fill("We ship to the EU and the US, on Fridays.");
@@ -186,10 +201,20 @@ describe("the console's admin pages", () => {
   });
 
   it("lists an MCP session opened over /mcp and opens the decisions it made from its row", async () => {
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "console-e2e", version: "1" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "console-e2e", version: "1" } },
+    };
     const opened = await fetch(`${ui.platform.gatewayUrl}/mcp`, {
       method: "POST",
-      headers: { authorization: `Bearer ${mo}`, "content-type": "application/json", accept: "application/json, text/event-stream", "steward-mcp-mode": "execute" },
+      headers: {
+        authorization: `Bearer ${mo}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "steward-mcp-mode": "execute",
+      },
       body: JSON.stringify(init),
     });
     await opened.text();
@@ -225,7 +250,8 @@ describe("the console's admin pages", () => {
     const overall = page.locator("#status-overall [data-status]");
     await overall.waitFor();
     expect(["ok", "degraded"]).toContain(await overall.textContent());
-    for (const dependency of ["postgres", "nats", "policy"]) await page.locator(`#status-dependencies tr[data-dependency="${dependency}"]`, { hasText: "up" }).waitFor();
+    for (const dependency of ["postgres", "nats", "policy"])
+      await page.locator(`#status-dependencies tr[data-dependency="${dependency}"]`, { hasText: "up" }).waitFor();
     await expect(page.locator('#status-runners [data-key="attached"]').textContent()).resolves.toBe(String(status.runners.attached));
     await expect(page.locator('#status-queue [data-key="queued"]').count()).resolves.toBe(status.queue ? 1 : 0);
     await expect(page.locator('#status-outbox [data-key="backlog"]').count()).resolves.toBe(status.outbox ? 1 : 0);

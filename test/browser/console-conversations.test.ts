@@ -15,7 +15,6 @@ describe("the console's threads, proposals and admins' run list in a browser", (
     ({ mo, root } = ui.tokens);
   });
 
-
   it("starts a conversation, asks two questions in it, and forks it at the first", async () => {
     const page = await signedIn(mo, "/console/#/threads");
     await page.getByLabel("Title").fill("Refunds, step by step");
@@ -35,7 +34,9 @@ describe("the console's threads, proposals and admins' run list in a browser", (
     await stateOf(page, "succeeded");
     // The second turn was shown the first: its run recorded a history of one turn.
     const second = decodeURIComponent(new URL(page.url()).hash.replace("#/runs/", ""));
-    const history = (await api(mo, "GET", `/v1/agents/runs/${second}/events?limit=1000`)).body.items.find((e: { type: string }) => e.type === "context.history");
+    const history = (await api(mo, "GET", `/v1/agents/runs/${second}/events?limit=1000`)).body.items.find(
+      (e: { type: string }) => e.type === "context.history",
+    );
     expect(history.data.turns.map((t: { run_id: string }) => t.run_id)).toEqual([first]);
 
     await page.goto(`${ui.platform.gatewayUrl}/console/#/threads/${threadId}`);

@@ -82,7 +82,9 @@ describe("the console's approvals inbox and run details in a browser", () => {
       const decided = history.find((e) => e.type === "confirmation.decided")!;
       expect(asked.data.fingerprint).toMatch(/^[0-9a-f]{16,}$/);
       expect(decided.data).toMatchObject({ decision, fingerprint: asked.data.fingerprint });
-      expect(sent.filter((r) => r.url.endsWith(`/v1/agents/runs/${id}/confirmation`)).map((r) => r.body)).toEqual([{ decision, fingerprint: asked.data.fingerprint }]);
+      expect(sent.filter((r) => r.url.endsWith(`/v1/agents/runs/${id}/confirmation`)).map((r) => r.body)).toEqual([
+        { decision, fingerprint: asked.data.fingerprint },
+      ]);
     }
     // Bob's call still waits for bob, and shows in his inbox.
     expect((await api(bob, "GET", `/v1/agents/runs/${bobs}`)).body.state).toBe("awaiting_confirmation");

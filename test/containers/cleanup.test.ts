@@ -26,8 +26,14 @@ describe("the container suite's sweep", () => {
       expect(left).not.toContain(orphan.getId());
       expect(left).toContain(ours.getId());
     } finally {
-      await docker.getContainer(orphan.getId()).remove({ force: true }).catch(() => undefined);
-      await docker.getContainer(ours.getId()).remove({ force: true }).catch(() => undefined);
+      await docker
+        .getContainer(orphan.getId())
+        .remove({ force: true })
+        .catch(() => undefined);
+      await docker
+        .getContainer(ours.getId())
+        .remove({ force: true })
+        .catch(() => undefined);
     }
   });
 });

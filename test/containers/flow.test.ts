@@ -59,7 +59,15 @@ describe("Steward as containers: the whole flow", () => {
     });
     const nc = await t.connectNats();
     try {
-      const checked = await checkRunInvariants({ pool: t.pool, nc, namespace: t.namespace, runIds: ids, toolSteps: t.toolSteps, delayMs: 200, effects: noteEffects });
+      const checked = await checkRunInvariants({
+        pool: t.pool,
+        nc,
+        namespace: t.namespace,
+        runIds: ids,
+        toolSteps: t.toolSteps,
+        delayMs: 200,
+        effects: noteEffects,
+      });
       expect(checked.violations).toEqual([]);
       expect(checked.states).toEqual({ succeeded: 30 });
     } finally {
@@ -126,7 +134,8 @@ describe("Steward as containers: the whole flow", () => {
         policy: "steward_policy",
       });
       expect(rows.filter((r) => r.role === "steward")).toEqual([]);
-      const writePolicySet = "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('containerco', 99, 'permit(principal, action, resource);', '{}', 'active', 'intruder')";
+      const writePolicySet =
+        "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('containerco', 99, 'permit(principal, action, resource);', '{}', 'active', 'intruder')";
       expect(await sqlAs(t, "gateway", "SELECT count(*) FROM policy_sets")).toBe("ok");
       expect(await sqlAs(t, "gateway", writePolicySet)).toBe("42501");
       expect(await sqlAs(t, "tool-exec", "SELECT id, tenant_id, created_by FROM runs LIMIT 1")).toBe("ok");

@@ -57,7 +57,9 @@ describe("scale-out: the same load on 1, 2 and 4 runner containers", () => {
     const lines = [
       "| load | runners | runs/s | steps/s | runs started per runner |",
       "| --- | --- | --- | --- | --- |",
-      ...rows.map((r) => `| ${r.load} | ${r.runners} | ${r.runsPerSecond.toFixed(2)} | ${r.stepsPerSecond.toFixed(1)} | ${Object.values(r.startedBy).join(" / ")} |`),
+      ...rows.map(
+        (r) => `| ${r.load} | ${r.runners} | ${r.runsPerSecond.toFixed(2)} | ${r.stepsPerSecond.toFixed(1)} | ${Object.values(r.startedBy).join(" / ")} |`,
+      ),
     ];
     console.info(`${RUNS} runs of 4 steps, RUNNER_CONCURRENCY=${CONCURRENCY}\n${lines.join("\n")}`);
     const dir = join(__dirname, "..", "..", "bench", "results");

@@ -84,7 +84,13 @@ describe("the admins' view of other users' runs: their own policy point, every r
     });
     expect((await platform.http("POST", `/v1/agents/runs/${asking.body.id}/cancel`, { token: bob })).status).toBe(200);
     bobCancelled = await waitEnd(bob, asking.body.id);
-    expect([anaRun.state, bobFailed.state, bobFailed.error?.code, bobCancelled.state, bobCancelled.error?.code]).toEqual(["succeeded", "failed", 60200, "cancelled", 60405]);
+    expect([anaRun.state, bobFailed.state, bobFailed.error?.code, bobCancelled.state, bobCancelled.error?.code]).toEqual([
+      "succeeded",
+      "failed",
+      60200,
+      "cancelled",
+      60405,
+    ]);
   });
   afterAll(async () => {
     await pool?.end();
@@ -214,7 +220,10 @@ describe("the admins' view of other users' runs: their own policy point, every r
 
     // Who saw ana's run: every list whose page showed it, newest first.
     const ofAna = await get(root, `/v1/audit/admin-reads?run_id=${anaRun.id}&page_size=100`);
-    const expected = rows.filter((r) => r.run_ids.includes(anaRun.id)).map((r) => r.id).reverse();
+    const expected = rows
+      .filter((r) => r.run_ids.includes(anaRun.id))
+      .map((r) => r.id)
+      .reverse();
     expect(expected.length).toBeGreaterThan(0);
     expect(ofAna.body.items.map((r: { id: number }) => r.id)).toEqual(expected);
     expect((await get(root, "/v1/audit/admin-reads?user=ana")).body).toMatchObject({ items: [], total: 0 });

@@ -107,8 +107,16 @@ describe("bad input at the gateway: bodies and tokens get a 4xx with a code, nev
   });
 
   it.each([
-    ["production without key material", { STEWARD_ENV: "production" }, /^gateway failed to start: STEWARD_JWT_SECRET: or STEWARD_JWKS_URL is required when STEWARD_ENV is production/m],
-    ["staging without issuer and audience", { STEWARD_ENV: "staging", STEWARD_JWT_SECRET: secret }, /^gateway failed to start: STEWARD_JWT_ISSUER, STEWARD_JWT_AUDIENCE: is required/m],
+    [
+      "production without key material",
+      { STEWARD_ENV: "production" },
+      /^gateway failed to start: STEWARD_JWT_SECRET: or STEWARD_JWKS_URL is required when STEWARD_ENV is production/m,
+    ],
+    [
+      "staging without issuer and audience",
+      { STEWARD_ENV: "staging", STEWARD_JWT_SECRET: secret },
+      /^gateway failed to start: STEWARD_JWT_ISSUER, STEWARD_JWT_AUDIENCE: is required/m,
+    ],
     ["test on no secret (the generated one is for development only)", { STEWARD_ENV: "test" }, /the generated development secret is for development only/],
   ])("the gateway refuses to start in %s, naming the variable", async (_label, env, message) => {
     const stripped = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(STEWARD_|GATEWAY_)/.test(k)));

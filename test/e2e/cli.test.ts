@@ -294,7 +294,10 @@ describe("the steward CLI against a running platform", () => {
       const answered = await client.callTool({ name: "run_question", arguments: { input: "refund over mcp?" } });
       expect(JSON.stringify(answered.content)).toContain("You have 30 days to ask for a refund.");
       // A capability invoked over stdio runs as over HTTP: a run without a model, its result answered.
-      const invoked = await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:knowledge_search", arguments: { query: "refund" } } });
+      const invoked = await client.callTool({
+        name: "invoke_capability",
+        arguments: { capability_id: "tool:knowledge_search", arguments: { query: "refund" } },
+      });
       expect(invoked.isError).toBeUndefined();
       expect(invoked.structuredContent).toMatchObject({ state: "succeeded", capability_id: "tool:knowledge_search", result_code: "ok" });
     } finally {
@@ -315,8 +318,18 @@ describe("the steward CLI against a running platform", () => {
   });
 
   it("audit mcp-sessions lists a session opened over /mcp with when and why it closed; audit decisions --mcp-session shows what it did", async () => {
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cli-e2e", version: "1" } } };
-    const headers = { authorization: `Bearer ${member}`, "content-type": "application/json", accept: "application/json, text/event-stream", "steward-mcp-mode": "observe" };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cli-e2e", version: "1" } },
+    };
+    const headers = {
+      authorization: `Bearer ${member}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "steward-mcp-mode": "observe",
+    };
     const opened = await fetch(`${platform.gatewayUrl}/mcp`, { method: "POST", headers, body: JSON.stringify(init) });
     await opened.text();
     const session = opened.headers.get("mcp-session-id")!;
@@ -328,16 +341,21 @@ describe("the steward CLI against a running platform", () => {
       headers: { authorization: `Bearer ${member}`, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
     });
     expect(ended.status).toBe(200);
-    const closed = await waitFor(async () => {
-      const page = JSON.parse((await cli(["audit", "mcp-sessions", "--user", "mo", "--json"], admin)).stdout);
-      return page.items.find((s: { id: string; closed_at: string | null }) => s.id === session && s.closed_at);
-    }, { what: "the session's close recorded", intervalMs: 200 });
+    const closed = await waitFor(
+      async () => {
+        const page = JSON.parse((await cli(["audit", "mcp-sessions", "--user", "mo", "--json"], admin)).stdout);
+        return page.items.find((s: { id: string; closed_at: string | null }) => s.id === session && s.closed_at);
+      },
+      { what: "the session's close recorded", intervalMs: 200 },
+    );
     expect(closed.close_reason).toBe("the client ended it");
     const human = await cli(["audit", "mcp-sessions", "--user", "mo"], admin);
     expect(human.stdout).toMatch(new RegExp(`${session}\\s+mo\\s+observe .*\\(the client ended it\\)`));
 
     const decisions = JSON.parse((await cli(["audit", "decisions", "--mcp-session", session, "--json"], admin)).stdout);
-    expect(decisions.items).toEqual([expect.objectContaining({ action: "agent.mcp.session", user_id: "mo", mcp_session_id: session, mcp_mode: "observe", permit: true })]);
+    expect(decisions.items).toEqual([
+      expect.objectContaining({ action: "agent.mcp.session", user_id: "mo", mcp_session_id: session, mcp_mode: "observe", permit: true }),
+    ]);
     expect((await cli(["audit", "decisions", "--mcp-session", session], admin)).stdout).toContain(`${session.slice(-8)} observe`);
     const refused = await cli(["audit", "mcp-sessions"], member);
     expect(refused.code).toBe(3);
@@ -357,10 +375,16 @@ describe("the steward CLI against a running platform", () => {
     const invalid = await cli(["policies", "validate", bad, "--json"], admin);
     expect(invalid.code).toBe(1);
     expect(JSON.parse(invalid.stdout)).toMatchObject({ valid: false, issues: [expect.objectContaining({ message: expect.any(String) })] });
-    const permit = await cli(["policies", "dry-run", "--action", "knowledge.document.write", "--user", "mo", "--roles", "member", "--resource", "tool:save_note", "--json"], admin);
+    const permit = await cli(
+      ["policies", "dry-run", "--action", "knowledge.document.write", "--user", "mo", "--roles", "member", "--resource", "tool:save_note", "--json"],
+      admin,
+    );
     expect(permit.code).toBe(0);
     expect(JSON.parse(permit.stdout)).toMatchObject({ permit: true, policy_ids: ["member-save-notes"] });
-    const deny = await cli(["policies", "dry-run", "--action", "policy.admin", "--user", "mo", "--roles", "member", "--resource", "resource:policy.admin"], admin);
+    const deny = await cli(
+      ["policies", "dry-run", "--action", "policy.admin", "--user", "mo", "--roles", "member", "--resource", "resource:policy.admin"],
+      admin,
+    );
     expect(deny.code).toBe(1);
     expect(deny.stdout).toMatch(/^deny/);
 

@@ -60,11 +60,14 @@ describe("commands: idempotent creation and poison messages", () => {
 
     const jsm = await jetstreamManager(nc);
     let last: unknown;
-    const consumer = await waitFor(async () => {
-      const info = await jsm.consumers.info(names.commandStream, names.runnerConsumer);
-      last = info; // shown if the wait fails
-      return info.num_ack_pending === 0 && info.num_pending === 0 ? info : undefined;
-    }, { timeoutMs: 10_000, what: "the runner to settle the poison message" }).catch((err) => {
+    const consumer = await waitFor(
+      async () => {
+        const info = await jsm.consumers.info(names.commandStream, names.runnerConsumer);
+        last = info; // shown if the wait fails
+        return info.num_ack_pending === 0 && info.num_pending === 0 ? info : undefined;
+      },
+      { timeoutMs: 10_000, what: "the runner to settle the poison message" },
+    ).catch((err) => {
       throw new Error(`${err.message}: ${JSON.stringify(last)}`);
     });
     expect(consumer.num_redelivered).toBe(0);

@@ -80,11 +80,18 @@ describe("kill -9 of a runner at each crash point: every run resumes from its ev
     );
     const out = [`open runs: ${JSON.stringify(rows)}`];
     const info = await consumerInfo();
-    out.push(`consumer: ${JSON.stringify({ ...info.delivered, ack_floor: info.ack_floor, num_ack_pending: info.num_ack_pending, num_redelivered: info.num_redelivered, num_pending: info.num_pending, num_waiting: info.num_waiting })}`);
+    out.push(
+      `consumer: ${JSON.stringify({ ...info.delivered, ack_floor: info.ack_floor, num_ack_pending: info.num_ack_pending, num_redelivered: info.num_redelivered, num_pending: info.num_pending, num_waiting: info.num_waiting })}`,
+    );
     for (const r of rows.slice(0, 3)) {
       const events = await pool.query("SELECT version, type FROM events WHERE stream_id = $1 ORDER BY version", [r.id]);
       out.push(`${r.id} events: ${events.rows.map((e) => `${e.version}:${e.type}`).join(" ")}`);
-      out.push(...logs.flat().filter((l) => l.includes(r.id)).slice(-15));
+      out.push(
+        ...logs
+          .flat()
+          .filter((l) => l.includes(r.id))
+          .slice(-15),
+      );
     }
     const sessions = await pool.query(
       "SELECT application_name, state, count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() GROUP BY 1, 2 ORDER BY 1, 2",

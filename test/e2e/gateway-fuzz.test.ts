@@ -109,7 +109,10 @@ describe("the gateway under generated requests", () => {
     const documents: SeededDocument[] = [];
     const tenantMarks: TenantMark[] = [];
     const defaultPolicies = readFileSync(join(__dirname, "..", "..", "infra", "policies", "default.cedar"), "utf8");
-    for (const [tenant, admin] of [["acme", "ada"], ["beta", "bert"]]) {
+    for (const [tenant, admin] of [
+      ["acme", "ada"],
+      ["beta", "bert"],
+    ]) {
       for (let i = 0; i < 2; i++) {
         const m = marker();
         const body = { title: `Handbook ${m}`, body: `Internal note ${m}.` };
@@ -142,7 +145,12 @@ describe("the gateway under generated requests", () => {
     console.log(formatFuzzReport(result));
     // What the gateway itself said about an answer ≥ 500 (its error log lines), for triage.
     if (result.failures.some((f) => f.finding.kind === "5xx")) {
-      console.log(platform.services.gateway.lines.filter((l) => /"level":(50|60)/.test(l)).slice(0, 20).join("\n"));
+      console.log(
+        platform.services.gateway.lines
+          .filter((l) => /"level":(50|60)/.test(l))
+          .slice(0, 20)
+          .join("\n"),
+      );
     }
   });
 

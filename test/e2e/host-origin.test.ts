@@ -11,7 +11,12 @@ describe("Host and Origin: a gateway answers only to its own names", () => {
   let port: string;
   let member: string;
   const rebound = () => `rebound.attacker.example:${port}`;
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+  };
   const mcpHeaders = (host: string) => ({
     host,
     authorization: `Bearer ${member}`,
@@ -57,7 +62,10 @@ describe("Host and Origin: a gateway answers only to its own names", () => {
       expect(signIn.status).toBe(403);
       expect(JSON.parse(signIn.text)).toMatchObject({ code: 10031, detail: "requests from this origin are refused" });
     }
-    const own = await namedRequest(`${platform.gatewayUrl}/v1/dev/sign-in`, { method: "POST", headers: { host: `127.0.0.1:${port}`, origin: platform.gatewayUrl } });
+    const own = await namedRequest(`${platform.gatewayUrl}/v1/dev/sign-in`, {
+      method: "POST",
+      headers: { host: `127.0.0.1:${port}`, origin: platform.gatewayUrl },
+    });
     expect(own.status).toBe(200);
   });
 
@@ -67,7 +75,11 @@ describe("Host and Origin: a gateway answers only to its own names", () => {
     const session = String(opened.headers["mcp-session-id"]);
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
     const onSession = (host: string) =>
-      namedRequest(`${platform.gatewayUrl}/mcp`, { method: "POST", headers: { ...mcpHeaders(host), "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" }, body: list });
+      namedRequest(`${platform.gatewayUrl}/mcp`, {
+        method: "POST",
+        headers: { ...mcpHeaders(host), "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
+        body: list,
+      });
     // localhost is one of the gateway's names, but not the one this session was opened on.
     const elsewhere = await onSession(`localhost:${port}`);
     expect(elsewhere.status).toBe(403);

@@ -164,10 +164,13 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
     });
     // The status route asks every instance over NATS (answers through allow_responses) and reads the consumer.
     const admin = await platform.token({ tenant: "opsco", user: "root", roles: ["admin"] });
-    const whole = await waitFor(async () => {
-      const r = await platform.http("GET", "/v1/admin/status", { token: admin });
-      return r.status === 200 && r.body.status === "ok" ? r.body : undefined;
-    }, { what: "the platform status to be ok" });
+    const whole = await waitFor(
+      async () => {
+        const r = await platform.http("GET", "/v1/admin/status", { token: admin });
+        return r.status === 200 && r.body.status === "ok" ? r.body : undefined;
+      },
+      { what: "the platform status to be ok" },
+    );
     expect(whole.services.map((s: { service: string }) => s.service).sort()).toEqual(["agent-runner", "gateway", "policy"]);
     expect(whole.runners).toMatchObject({ attached: 1 });
     // Nothing the services do is refused by the server's permissions.
@@ -175,28 +178,30 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
   });
 
   describe("gRPC", () => {
-    const invoke = (options: ClientOptions, over: Partial<Record<string, string>> = {}) => async () => {
-      const api = createToolExecApi(platform.toolExecAddr, options);
-      try {
-        return await api.invoke(
-          {
-            runId: over.runId ?? randomUUID(),
-            tenantId: over.tenantId ?? "acme",
-            userId: over.userId ?? "alice",
-            stepNo: 1,
-            callId: "forged",
-            toolName: over.toolName ?? "save_note",
-            argumentsJson: over.argumentsJson ?? JSON.stringify({ title: "Forged", body: "written by a forged call" }),
-            elevationSessionId: "",
-            mcpSessionId: "",
-            mcpMode: "",
-          },
-          { deadlineMs: 5000 },
-        );
-      } finally {
-        api.close();
-      }
-    };
+    const invoke =
+      (options: ClientOptions, over: Partial<Record<string, string>> = {}) =>
+      async () => {
+        const api = createToolExecApi(platform.toolExecAddr, options);
+        try {
+          return await api.invoke(
+            {
+              runId: over.runId ?? randomUUID(),
+              tenantId: over.tenantId ?? "acme",
+              userId: over.userId ?? "alice",
+              stepNo: 1,
+              callId: "forged",
+              toolName: over.toolName ?? "save_note",
+              argumentsJson: over.argumentsJson ?? JSON.stringify({ title: "Forged", body: "written by a forged call" }),
+              elevationSessionId: "",
+              mcpSessionId: "",
+              mcpMode: "",
+            },
+            { deadlineMs: 5000 },
+          );
+        } finally {
+          api.close();
+        }
+      };
     const foreign = (): ChannelCredentials =>
       grpcCredentials.createSsl(
         readFileSync(platform.tlsFiles["agent-runner"].STEWARD_TLS_CA),
@@ -227,7 +232,11 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       expect(await outcome(list(platform.grpcOptions("gateway", "tool-exec")))).toBe("ok");
       expect(await outcome(list(platform.grpcOptions("policy", "tool-exec")))).toBe(grpcStatus.PERMISSION_DENIED);
       // The runner's identity, for its own run, in its own tenant: the call goes through (to the PDP).
-      const permitted = invoke(platform.grpcOptions("agent-runner", "tool-exec"), { ...own, toolName: "knowledge_search", argumentsJson: JSON.stringify({ query: "refund" }) });
+      const permitted = invoke(platform.grpcOptions("agent-runner", "tool-exec"), {
+        ...own,
+        toolName: "knowledge_search",
+        argumentsJson: JSON.stringify({ query: "refund" }),
+      });
       expect(await outcome(permitted)).toBe("ok");
     });
 
@@ -274,7 +283,12 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       const pdp = createPolicyDecisionApi(platform.policyAddr, platform.grpcOptions("agent-runner", "policy"));
       const admin = createPolicyAdminApi(platform.policyAddr, platform.grpcOptions("gateway", "policy"));
       try {
-        const ask = { principal: { tenantId: "acme", userId: "alice", roles: [], rolesFromToken: false }, action: "knowledge.document.read", resource: { type: "tool", id: "x" }, context: {} };
+        const ask = {
+          principal: { tenantId: "acme", userId: "alice", roles: [], rolesFromToken: false },
+          action: "knowledge.document.read",
+          resource: { type: "tool", id: "x" },
+          context: {},
+        };
         expect(await outcome(() => pdp.decide(ask))).toBe(grpcStatus.PERMISSION_DENIED);
         expect(await outcome(() => admin.listPolicySets({ tenantId: "acme", beforeVersion: 0, limit: 10 }))).toBe("ok");
       } finally {
@@ -360,14 +374,20 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
 
     it.each([
       ["agent-runner", "SELECT count(*) FROM policy_sets"],
-      ["agent-runner", "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('globex', 99, 'permit(principal, action, resource);', '{}', 'active', 'x')"],
+      [
+        "agent-runner",
+        "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('globex', 99, 'permit(principal, action, resource);', '{}', 'active', 'x')",
+      ],
       ["agent-runner", "SELECT count(*) FROM memberships"],
       ["agent-runner", "INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES (gen_random_uuid(), 'f', 't', 'ok', '{}')"],
       ["agent-runner", "SELECT count(*) FROM kb_documents"],
       ["gateway", "INSERT INTO tool_results (run_id, fingerprint, tool_name, result_code, result) VALUES (gen_random_uuid(), 'f', 't', 'ok', '{}')"],
       ["gateway", "SELECT count(*) FROM policy_decisions"],
       ["gateway", "UPDATE policy_sets SET status = 'active'"],
-      ["gateway", "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('globex', 99, 'permit(principal, action, resource);', '{}', 'active', 'x')"],
+      [
+        "gateway",
+        "INSERT INTO policy_sets (tenant_id, version, policies, policy_ids, status, created_by) VALUES ('globex', 99, 'permit(principal, action, resource);', '{}', 'active', 'x')",
+      ],
       ["gateway", "SELECT count(*) FROM elevation_sessions"],
       ["gateway", "DELETE FROM policy_decisions"],
       ["gateway", "DELETE FROM events"],
@@ -409,7 +429,10 @@ describe("internal planes: mutual TLS, a NATS user and a PostgreSQL role per ser
       "tool-exec": environ(platform.services.toolExec.child.pid!),
       policy: environ(platform.services.policy.child.pid!),
     };
-    const holders = (name: string) => Object.entries(procs).filter(([, e]) => e[name] !== undefined).map(([s]) => s);
+    const holders = (name: string) =>
+      Object.entries(procs)
+        .filter(([, e]) => e[name] !== undefined)
+        .map(([s]) => s);
     expect(holders("STEWARD_JWT_SECRET")).toEqual(["gateway"]);
     expect(holders("LLM_API_KEY")).toEqual(["agent-runner"]);
     expect(holders("NATS_PASSWORD")).toEqual(["gateway", "agent-runner", "policy"]);

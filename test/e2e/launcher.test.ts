@@ -94,7 +94,12 @@ function childrenOf(pid: number): Promise<number[]> {
   return new Promise((resolve) => {
     // ps exits 1 when there is no such process: no children.
     execFile("ps", ["--ppid", String(pid), "-o", "pid="], (_err, stdout) =>
-      resolve(stdout.split("\n").map((s) => Number(s.trim())).filter((n) => n > 0)),
+      resolve(
+        stdout
+          .split("\n")
+          .map((s) => Number(s.trim()))
+          .filter((n) => n > 0),
+      ),
     );
   });
 }
@@ -228,15 +233,20 @@ describe("npm start supervises its services and leaves nothing behind", () => {
     // The launcher's children are exactly the four services it named.
     const named = [...current(l).values()].sort();
     expect(named).toHaveLength(4);
-    await waitFor(async () => {
-      const children = (await childrenOf(l.child.pid!)).sort();
-      return JSON.stringify(children) === JSON.stringify(named) ? true : undefined;
-    }, { timeoutMs: 10_000, what: "the launcher's children to be the four services it named" });
+    await waitFor(
+      async () => {
+        const children = (await childrenOf(l.child.pid!)).sort();
+        return JSON.stringify(children) === JSON.stringify(named) ? true : undefined;
+      },
+      { timeoutMs: 10_000, what: "the launcher's children to be the four services it named" },
+    );
 
     // kill -9 the gateway: the launcher says so, the platform is degraded, and the gateway comes back on
     // the same URL; only then is the platform whole again. The banner is not printed a second time.
     const killed = current(l).get("gateway")!;
-    const before = listening(l).filter((s) => s.service === "gateway").pop()!;
+    const before = listening(l)
+      .filter((s) => s.service === "gateway")
+      .pop()!;
     process.kill(killed, "SIGKILL");
     const death = await waitFor(() => deaths(l).find((d) => d.pid === killed), { timeoutMs: 10_000, what: `the launcher to report the kill${tail(l)}` });
     expect(death.line).toMatch(/^steward: gateway \(pid \d+\) was killed by SIGKILL after .*; Steward is degraded; restart attempt 1 in 0\.5 s/);
@@ -248,10 +258,13 @@ describe("npm start supervises its services and leaves nothing behind", () => {
     // The same API address and the same operator (health and metrics) port as before the kill.
     expect(back.where).toBe(before.where);
     expect(back.where.startsWith(`${gatewayUrl}, health http://`)).toBe(true);
-    const whole = await waitFor(() => {
-      const index = l.err.findIndex((line, i) => i > death.index && /Steward is whole/.test(line));
-      return index >= 0 ? index : undefined;
-    }, { timeoutMs: 60_000, what: `the launcher to say the platform is whole again${tail(l)}` });
+    const whole = await waitFor(
+      () => {
+        const index = l.err.findIndex((line, i) => i > death.index && /Steward is whole/.test(line));
+        return index >= 0 ? index : undefined;
+      },
+      { timeoutMs: 60_000, what: `the launcher to say the platform is whole again${tail(l)}` },
+    );
     const gatewayReady = l.err.findIndex((line, i) => i > back.index && line === "steward: gateway is ready");
     expect(gatewayReady).toBeGreaterThan(back.index);
     expect(whole).toBeGreaterThan(gatewayReady);
@@ -309,11 +322,16 @@ describe("npm start supervises its services and leaves nothing behind", () => {
     await exitWithin(l, 10_000);
     const run = (args: string[] = []) =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = execFile(process.execPath, [join(root, "infra", "local", "stop.mjs"), ...args], {
-          cwd: root,
-          env: { ...process.env, STEWARD_HOME: l.home },
-          timeout: 60_000,
-        }, (_err, stdout, stderr) => resolve({ code: child.exitCode, output: `${stdout}${stderr}` }));
+        const child = execFile(
+          process.execPath,
+          [join(root, "infra", "local", "stop.mjs"), ...args],
+          {
+            cwd: root,
+            env: { ...process.env, STEWARD_HOME: l.home },
+            timeout: 60_000,
+          },
+          (_err, stdout, stderr) => resolve({ code: child.exitCode, output: `${stdout}${stderr}` }),
+        );
       });
     const stillUp = services.filter(alive);
     expect(stillUp.length).toBeGreaterThan(0);

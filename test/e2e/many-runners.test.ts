@@ -1,6 +1,6 @@
 import pg from "pg";
 import { startTestPlatform, type TestPlatform } from "../support/platform";
-import { startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
+import { startFakeOpenAi } from "../support/fake-openai";
 import { counterModel, counterRunRecords, expectedCounterRuns, submitCounterRuns, terminalStates } from "../support/counter-runs";
 import { waitFor } from "../support/wait-for";
 

@@ -18,7 +18,9 @@ describe("approvals of writes asked over MCP: a person's channel by default, oth
 
   const resultOf = (r: unknown) => (r as CallToolResult).structuredContent as Record<string, any>;
   const invokeWrite = async (client: Client, key: string, waitSeconds = 20) =>
-    resultOf(await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:test_write", arguments: { key }, wait_seconds: waitSeconds } }));
+    resultOf(
+      await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:test_write", arguments: { key }, wait_seconds: waitSeconds } }),
+    );
   const approveCall = async (client: Client, waiting: Record<string, any>) =>
     (await client.callTool({
       name: "approve_call",
@@ -114,10 +116,13 @@ describe("approvals of writes asked over MCP: a person's channel by default, oth
     const tool = await mcp.connect(member, "execute");
     const first = await invokeWrite(tool.client, "opened-tool");
     // The gateway hears the activation on the bus: a refusal before it arrives changes nothing, so it is asked again.
-    const approved = await waitFor(async () => {
-      const answer = await approveCall(tool.client, first);
-      return answer.isError ? undefined : resultOf(answer);
-    }, { intervalMs: 200, what: "approve_call admitted by the new set" });
+    const approved = await waitFor(
+      async () => {
+        const answer = await approveCall(tool.client, first);
+        return answer.isError ? undefined : resultOf(answer);
+      },
+      { intervalMs: 200, what: "approve_call admitted by the new set" },
+    );
     expect(approved).toMatchObject({ state: "succeeded" });
     expect(await decisions(member, first.run_id)).toEqual([["approve", "mcp_tool"]]);
     expect(await executions(first.run_id)).toBe(1);

@@ -52,7 +52,12 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
 
   beforeAll(async () => {
     model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", DATASET_TENANTS: '{"demo":["acme"],"archive":["acme"]}' });
+    platform = await startTestPlatform({
+      LLM_BASE_URL: model.baseUrl,
+      LLM_API_KEY: "sk-test",
+      LLM_MODEL: "fake",
+      DATASET_TENANTS: '{"demo":["acme"],"archive":["acme"]}',
+    });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
     member = await platform.token({ tenant: "acme", user: "mo" });
     admin = await platform.token({ tenant: "acme", user: "ada", roles: ["admin"] });
@@ -79,9 +84,7 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
       expect(opened).toMatchObject({ action: "agent.mcp.session", resource_id: mode ?? "observe", permit: true, mcp_mode: mode ?? "observe" });
     }
     await expect(connect(member, "admin")).rejects.toMatchObject({ code: 403 });
-    const refused = await pool.query(
-      "SELECT mcp_mode, code FROM policy_decisions WHERE user_id = 'mo' AND action = 'agent.mcp.session' AND NOT permit",
-    );
+    const refused = await pool.query("SELECT mcp_mode, code FROM policy_decisions WHERE user_id = 'mo' AND action = 'agent.mcp.session' AND NOT permit");
     expect(refused.rows).toEqual([{ mcp_mode: "admin", code: "60500" }]);
     await expect(connect(member, "root")).rejects.toMatchObject({ code: 400 });
     await expect(connect(undefined, "observe")).rejects.toMatchObject({ code: 401 });
@@ -234,7 +237,10 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     expect(result.result).toMatchObject({ matches: expect.any(Number), passages: expect.any(Array) });
     expect(model.requests.length).toBe(requests); // no model was asked
     const events = await eventsOf(platform, member, result.run_id);
-    expect(events[0]).toMatchObject({ type: "run.queued", data: { mode: "ask", mcp_session_id: sessionId, mcp_mode: "observe", invocation: { capability_id: "tool:knowledge_search" } } });
+    expect(events[0]).toMatchObject({
+      type: "run.queued",
+      data: { mode: "ask", mcp_session_id: sessionId, mcp_mode: "observe", invocation: { capability_id: "tool:knowledge_search" } },
+    });
     expect(events.map((e) => e.type)).toEqual(["run.queued", "run.started", "tool_call", "tool.decided", "tool_result", "run.succeeded"]);
     // The session's decisions: the run, the capability's own point (before the run), tool-exec's permit of the call.
     expect((await decisionsOf(sessionId)).slice(1).map((d) => [d.action, d.resource_id, d.permit, d.mcp_mode, d.run_id])).toEqual([
@@ -253,7 +259,12 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     const write = await invoke(observe.client, "tool:test_write", { key: "observe" });
     expect(write.isError).toBe(true);
     expect(resultOf(write)).toMatchObject({ code: "60500" });
-    expect((await decisionsOf(observe.sessionId)).at(-1)).toMatchObject({ action: "knowledge.document.read", resource_id: "test_write", permit: false, mcp_mode: "observe" });
+    expect((await decisionsOf(observe.sessionId)).at(-1)).toMatchObject({
+      action: "knowledge.document.read",
+      resource_id: "test_write",
+      permit: false,
+      mcp_mode: "observe",
+    });
 
     const execute = await connect(member, "execute");
     const guarded = await invoke(execute.client, "tool:test_guarded", {});
@@ -288,11 +299,18 @@ describe("Steward as an MCP server: sessions in modes, a fixed catalogue, runs a
     expect(resultOf(before)).toMatchObject({ code: "WORKSPACE_SELECTION_REQUIRED" });
     expect(resultOf(await client.callTool({ name: "select_workspace", arguments: { dataset: "ledger" } }))).toMatchObject({ code: "DATASET_NOT_ALLOWED" });
 
-    expect(resultOf(await client.callTool({ name: "select_workspace", arguments: { dataset: "demo" } }))).toEqual({ workspace: "demo", previous: null, revoked_runs: [] });
+    expect(resultOf(await client.callTool({ name: "select_workspace", arguments: { dataset: "demo" } }))).toEqual({
+      workspace: "demo",
+      previous: null,
+      revoked_runs: [],
+    });
     const tables = resultOf(await client.callTool({ name: "explore_dataset", arguments: { action: "list_tables" } }));
     expect(tables).toMatchObject({ state: "succeeded", capability_id: "tool:list_tables", result_code: "ok" });
     const calls = (await eventsOf(platform, member, tables.run_id)).filter((e) => e.type === "tool_result").map((e) => [e.data.tool_name, e.data.result_code]);
-    expect(calls).toEqual([["focus_dataset", "ok"], ["list_tables", "ok"]]);
+    expect(calls).toEqual([
+      ["focus_dataset", "ok"],
+      ["list_tables", "ok"],
+    ]);
 
     const pending = resultOf(await invoke(client, "tool:test_write", { key: "w2" }, { wait_seconds: 20 }));
     expect(pending.state).toBe("awaiting_confirmation");

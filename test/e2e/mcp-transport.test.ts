@@ -32,7 +32,11 @@ describe("the MCP endpoint's transport: what it refuses before any tool", () => 
     const { client, sessionId } = await connect(member, "observe");
     const decided = (await decisionsOf(sessionId)).length;
     const search = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "knowledge_search", arguments: { query: "refund" } } });
-    const batch = await rawMcp(member, sessionId, Array.from({ length: 100 }, (_, i) => search(i + 1)));
+    const batch = await rawMcp(
+      member,
+      sessionId,
+      Array.from({ length: 100 }, (_, i) => search(i + 1)),
+    );
     expect([batch.status, JSON.parse(batch.text).error.code]).toEqual([400, -32600]);
     // A batch of one, too: the shape is refused, not the count.
     expect((await rawMcp(member, sessionId, [search(1)])).status).toBe(400);

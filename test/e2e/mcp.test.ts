@@ -60,7 +60,13 @@ describe("MCP tool servers: mounted by tool-exec, flagged by Steward's configura
     // Both servers hint that `echo` is read-only and `wipe` not destructive. Steward believes neither: only the
     // remote server's echo is declared read (so offered in ask mode, no confirmation) by this configuration.
     const servers = [
-      { name: "local", transport: "stdio", command: process.execPath, args: [join(__dirname, "..", "support", "mcp-test-server.cjs")], env: { MCP_CALL_LOG: log, PATH: process.env.PATH ?? "" } },
+      {
+        name: "local",
+        transport: "stdio",
+        command: process.execPath,
+        args: [join(__dirname, "..", "support", "mcp-test-server.cjs")],
+        env: { MCP_CALL_LOG: log, PATH: process.env.PATH ?? "" },
+      },
       { name: "remote", transport: "http", url: `http://127.0.0.1:${httpPort}/mcp`, tools: { echo: { safety: "read", idempotent: true } } },
     ];
     platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", MCP_SERVERS: JSON.stringify(servers) });
@@ -121,7 +127,9 @@ describe("MCP tool servers: mounted by tool-exec, flagged by Steward's configura
 
   it("ask mode offers only what Steward's configuration declares read; the server's hints are shown, not applied", async () => {
     const normal = model.requests.find((r) => inputOf(r).startsWith("mcp_remote_echo"))!;
-    expect(normal.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(["mcp_local_echo", "mcp_local_wipe", "mcp_remote_echo", "mcp_remote_wipe"]));
+    expect(normal.tools?.map((t) => t.function.name)).toEqual(
+      expect.arrayContaining(["mcp_local_echo", "mcp_local_wipe", "mcp_remote_echo", "mcp_remote_wipe"]),
+    );
     const described = new Map(normal.tools!.map((t) => [t.function.name, t.function.description]));
     expect(described.get("mcp_local_echo")).toBe("Echoes the text back. (MCP server local; server's hints, not applied: read-only, idempotent)");
     expect(described.get("mcp_remote_wipe")).toMatch(/server's hints, not applied: not read-only, not destructive\)$/);

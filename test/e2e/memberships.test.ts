@@ -79,7 +79,9 @@ describe("memberships: administered per tenant, read by the PDP at every decisio
     );
     expect(run.state).toBe("succeeded"); // test_counter is not AbortOnDeny: the model is told of the denial
     const log = await platform.http("GET", `/v1/audit/decisions?run_id=${created.body.id}`, { token: admin });
-    expect(log.body.items.map((d: { step_no: number; user_id: string; permit: boolean; code: string | null }) => [d.step_no, d.user_id, d.permit, d.code])).toEqual([
+    expect(
+      log.body.items.map((d: { step_no: number; user_id: string; permit: boolean; code: string | null }) => [d.step_no, d.user_id, d.permit, d.code]),
+    ).toEqual([
       [1, "dana", true, null],
       [2, "dana", false, "60500"],
     ]);
@@ -97,7 +99,15 @@ describe("memberships: administered per tenant, read by the PDP at every decisio
     expect(await rolesOf("acme", "dana")).toEqual([]);
 
     const history = await platform.http("GET", "/v1/admin/membership-changes?user_id=dana", { token: admin });
-    expect(history.body.items.map((c: { change: string; role: string | null; roles: string[]; changed_by: string; reason: string | null }) => [c.change, c.role, c.roles, c.changed_by, c.reason])).toEqual([
+    expect(
+      history.body.items.map((c: { change: string; role: string | null; roles: string[]; changed_by: string; reason: string | null }) => [
+        c.change,
+        c.role,
+        c.roles,
+        c.changed_by,
+        c.reason,
+      ]),
+    ).toEqual([
       ["seeded", null, ["member"], "dana", null],
       ["revoked", "member", [], "root", "moved to another team"],
     ]);

@@ -17,10 +17,13 @@ async function scrape(service: RunningService): Promise<string> {
 
 /** Scrapes until `holds(text)`, bounded; returns that scrape. */
 function scrapeUntil(service: RunningService, what: string, holds: (text: string) => boolean): Promise<string> {
-  return waitFor(async () => {
-    const text = await scrape(service);
-    return holds(text) ? text : undefined;
-  }, { timeoutMs: 15_000, what });
+  return waitFor(
+    async () => {
+      const text = await scrape(service);
+      return holds(text) ? text : undefined;
+    },
+    { timeoutMs: 15_000, what },
+  );
 }
 
 /**
@@ -47,8 +50,10 @@ describe("metrics on every service's ops port", () => {
     expect(tools.map((e) => [e.data.tool_name, e.data.result_code])).toEqual([["knowledge_search", "ok"]]);
 
     const { runner, toolExec, policy, gateway } = platform.services;
-    const runnerText = await scrapeUntil(runner, "the runner to count the run", (t) =>
-      (sampleValue(t, "steward_runs_finished_total", { state: "succeeded", code: "none" }) ?? 0) >= 1,
+    const runnerText = await scrapeUntil(
+      runner,
+      "the runner to count the run",
+      (t) => (sampleValue(t, "steward_runs_finished_total", { state: "succeeded", code: "none" }) ?? 0) >= 1,
     );
     expect(sampleValue(runnerText, "steward_runner_tool_call_duration_seconds_count", { tool: "knowledge_search", result: "ok" })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(runnerText, "steward_model_call_duration_seconds_count", { profile: "scripted", outcome: "ok" })).toBeGreaterThanOrEqual(2);
@@ -60,27 +65,38 @@ describe("metrics on every service's ops port", () => {
     expect(sampleValue(runnerText, "steward_consumer_pending_messages", { consumer: "agent-runner", kind: "pending" })).toBeGreaterThanOrEqual(0);
     expect(sampleValue(runnerText, "steward_nodejs_eventloop_lag_seconds", { service: "agent-runner" })).toBeGreaterThanOrEqual(0);
 
-    const toolText = await scrapeUntil(toolExec, "tool-exec to time the call", (t) =>
-      (sampleValue(t, "steward_tool_call_duration_seconds_count", { tool: "knowledge_search", result: "ok" }) ?? 0) >= 1,
+    const toolText = await scrapeUntil(
+      toolExec,
+      "tool-exec to time the call",
+      (t) => (sampleValue(t, "steward_tool_call_duration_seconds_count", { tool: "knowledge_search", result: "ok" }) ?? 0) >= 1,
     );
     expect(sampleValue(toolText, "steward_pdp_ask_duration_seconds_count", { effect: "permit" })).toBeGreaterThanOrEqual(1);
     for (const pool of ["main", "locks"]) expect(sampleValue(toolText, "steward_pg_pool_clients", { pool, state: "total" })).toBeGreaterThanOrEqual(1);
 
-    const policyText = await scrapeUntil(policy, "policy to count the permits", (t) =>
-      (sampleValue(t, "steward_policy_decisions_total", { effect: "permit", code: "none" }) ?? 0) >= 1,
+    const policyText = await scrapeUntil(
+      policy,
+      "policy to count the permits",
+      (t) => (sampleValue(t, "steward_policy_decisions_total", { effect: "permit", code: "none" }) ?? 0) >= 1,
     );
     expect(sampleValue(policyText, "steward_policy_decision_duration_seconds_count", { effect: "permit" })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(policyText, "steward_pg_pool_clients", { pool: "main", state: "idle" })).toBeGreaterThanOrEqual(0);
 
-    const gatewayText = await scrapeUntil(gateway, "the gateway to time the POST", (t) =>
-      (sampleValue(t, "steward_http_request_duration_seconds_count", { method: "POST", route: "/v1/agents/runs", status_class: "2xx" }) ?? 0) >= 1,
+    const gatewayText = await scrapeUntil(
+      gateway,
+      "the gateway to time the POST",
+      (t) => (sampleValue(t, "steward_http_request_duration_seconds_count", { method: "POST", route: "/v1/agents/runs", status_class: "2xx" }) ?? 0) >= 1,
     );
     expect(sampleValue(gatewayText, "steward_sse_streams_open")).toBe(0);
     expect(sampleValue(gatewayText, "steward_pg_pool_clients", { pool: "main", state: "total" })).toBeGreaterThanOrEqual(1);
     expect((await platform.http("GET", "/metrics")).status).toBe(404);
 
     // Neither a label nor anywhere else in the text: the tenant, the user, the run.
-    for (const [name, text] of [["agent-runner", runnerText], ["tool-exec", toolText], ["policy", policyText], ["gateway", gatewayText]]) {
+    for (const [name, text] of [
+      ["agent-runner", runnerText],
+      ["tool-exec", toolText],
+      ["policy", policyText],
+      ["gateway", gatewayText],
+    ]) {
       for (const identity of [tenant, user, run.id]) expect({ service: name, leaks: text.includes(identity) }).toEqual({ service: name, leaks: false });
     }
   });

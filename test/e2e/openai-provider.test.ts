@@ -67,7 +67,9 @@ describe("a run through the real OpenAI-compatible provider path", () => {
   });
 
   it("keeps the API key and the prompt out of the services' info logs", () => {
-    const logs = Object.values(platform.services).flatMap((s) => s.lines).join("\n");
+    const logs = Object.values(platform.services)
+      .flatMap((s) => s.lines)
+      .join("\n");
     expect(logs).not.toContain("sk-test-secret-key");
     expect(logs).not.toContain("How fast must on-call acknowledge a page?");
   });

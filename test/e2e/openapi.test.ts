@@ -70,7 +70,11 @@ describe("the gateway's OpenAPI document, against the running gateway", () => {
     const doc = await root("POST", "/v1/knowledge/documents", { title: "Shipping", body: "We ship to the EU." });
     expect(doc.status).toBe(201);
     expect((await root("GET", "/v1/knowledge/documents")).body.total).toBeGreaterThanOrEqual(1);
-    expect((await as(member)("GET", `/v1/knowledge/documents/${doc.body.id}`)).body).toMatchObject({ id: doc.body.id, title: "Shipping", body: "We ship to the EU." });
+    expect((await as(member)("GET", `/v1/knowledge/documents/${doc.body.id}`)).body).toMatchObject({
+      id: doc.body.id,
+      title: "Shipping",
+      body: "We ship to the EU.",
+    });
     // Another tenant's reader sees it as missing.
     const outsider = await platform.token({ tenant: "otherco", user: "eve", roles: ["member"] });
     expect((await as(outsider)("GET", `/v1/knowledge/documents/${doc.body.id}`)).body).toMatchObject({ status: 404, code: 10050 });
@@ -89,7 +93,10 @@ describe("the gateway's OpenAPI document, against the running gateway", () => {
     expect(sets.body.items.length).toBeGreaterThanOrEqual(1);
     expect((await root("GET", `/v1/admin/policies/${sets.body.items[0].version}`)).status).toBe(200);
     expect((await root("POST", "/v1/admin/policies/validate", { policies: '@id("all")\npermit (principal, action, resource);' })).body.valid).toBe(true);
-    expect((await root("POST", "/v1/admin/policies/dry-run", { user_id: "alice", roles: ["member"], action: "agent.run.read", resource: { type: "run", id: "" } })).status).toBe(200);
+    expect(
+      (await root("POST", "/v1/admin/policies/dry-run", { user_id: "alice", roles: ["member"], action: "agent.run.read", resource: { type: "run", id: "" } }))
+        .status,
+    ).toBe(200);
     expect((await root("GET", "/v1/audit/decisions?limit=5")).status).toBe(200);
     expect((await root("GET", "/v1/admin/status")).status).toBe(200);
     expect((await root("GET", "/v1/admin/policies/999999")).body).toMatchObject({ status: 404, code: 10050 });

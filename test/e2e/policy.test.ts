@@ -26,7 +26,8 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     const input = String(req.messages.find((m) => m.role === "user")?.content);
     const turn = req.messages.filter((m) => m.role === "tool").length;
     const call = (name: string, args: unknown): Reply => ({ toolCalls: [{ id: `c${turn}`, name, arguments: JSON.stringify(args) }] });
-    if (input.startsWith("search")) return turn === 0 ? call("knowledge_search", { query: "refund" }) : { text: `done: ${req.messages[req.messages.length - 1].content}` };
+    if (input.startsWith("search"))
+      return turn === 0 ? call("knowledge_search", { query: "refund" }) : { text: `done: ${req.messages[req.messages.length - 1].content}` };
     if (input.startsWith("witness")) return turn === 0 ? call("test_witness", {}) : { text: "witnessed" };
     if (input.startsWith("elevated")) {
       if (turn === 0) return call("test_guarded", { note: "first" });
@@ -64,7 +65,10 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
   });
 
   it("lets an administrator upload, dry-run and activate a set; a schema-invalid set is refused with 422", async () => {
-    const bad = await platform.http("POST", "/v1/admin/policies", { token: admin, body: { policies: '@id("x")\npermit (principal, action == Steward::Action::"agent.run.nuke", resource);' } });
+    const bad = await platform.http("POST", "/v1/admin/policies", {
+      token: admin,
+      body: { policies: '@id("x")\npermit (principal, action == Steward::Action::"agent.run.nuke", resource);' },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.code).toBe(10430);
     expect(bad.body.detail).toContain("agent.run.nuke");
@@ -140,7 +144,13 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     // Cedar alone would skip the erroring forbid and let member-knowledge-read permit.
     const denied = await dryRun("knowledge.document.read");
     expect(denied.status).toBe(200);
-    expect(denied.body).toEqual({ permit: false, code: "60503", policy_ids: ["overflowing-forbid"], version: draft.body.version, errors: [expect.stringMatching(/^overflowing-forbid: .*overflow/)] });
+    expect(denied.body).toEqual({
+      permit: false,
+      code: "60503",
+      policy_ids: ["overflowing-forbid"],
+      version: draft.body.version,
+      errors: [expect.stringMatching(/^overflowing-forbid: .*overflow/)],
+    });
     // A permit carries no code, as in the decision log.
     expect((await dryRun("dataset.read")).body).toMatchObject({ permit: true, code: null, errors: [] });
   });
@@ -192,7 +202,13 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
     const log = await platform.http("GET", `/v1/audit/decisions?run_id=${run.id}`, { token: admin });
     expect(log.status).toBe(200);
     expect(log.body.items).toHaveLength(1);
-    expect(log.body.items[0]).toMatchObject({ action: "knowledge.document.read", permit: true, policy_ids: ["member-knowledge-read"], policy_version: 2, step_no: 1 });
+    expect(log.body.items[0]).toMatchObject({
+      action: "knowledge.document.read",
+      permit: true,
+      policy_ids: ["member-knowledge-read"],
+      policy_version: 2,
+      step_no: 1,
+    });
     const events = await eventsOf(platform, member, run.id);
     const result = events.find((e) => e.type === "tool_result");
     const decided = events.find((e) => e.type === "tool.decided");
@@ -205,9 +221,16 @@ describe("the Cedar PDP decides every tool call and route with the facts of the 
 
   it("an elevation session revoked mid-run denies the very next tool call with 60501", async () => {
     const eve = await platform.token({ tenant: "acme", user: "eve" });
-    const session = await platform.http("POST", "/v1/admin/elevations", { token: admin, body: { user_id: "eve", actions: ["knowledge.document.write"], ttl_seconds: 600 } });
+    const session = await platform.http("POST", "/v1/admin/elevations", {
+      token: admin,
+      body: { user_id: "eve", actions: ["knowledge.document.write"], ttl_seconds: 600 },
+    });
     expect(session.status).toBe(201);
-    const created = await platform.http("POST", "/v1/agents/runs", { token: eve, headers: { "elevation-session": session.body.id }, body: { input: "elevated work" } });
+    const created = await platform.http("POST", "/v1/agents/runs", {
+      token: eve,
+      headers: { "elevation-session": session.body.id },
+      body: { input: "elevated work" },
+    });
     expect(created.status).toBe(201);
     await reachedSecondCall.elevation.opened; // the first guarded call ran under the elevation
     const revoked = await platform.http("POST", `/v1/admin/elevations/${session.body.id}/revoke`, { token: admin });

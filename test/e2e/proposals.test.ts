@@ -37,7 +37,16 @@ function script(req: ChatRequest, index: number): Reply {
   return { text: "answered from the knowledge base" };
 }
 
-type Proposal = { id: string; title: string; status: string; thread_id: string | null; run_id: string; step_no: number; proposed_by: string; document_id: string | null };
+type Proposal = {
+  id: string;
+  title: string;
+  status: string;
+  thread_id: string | null;
+  run_id: string;
+  step_no: number;
+  proposed_by: string;
+  document_id: string | null;
+};
 
 const fact = (title: string, content: string, evidence_quote?: string) => ({ title, content, ...(evidence_quote ? { evidence_quote } : {}) });
 
@@ -132,7 +141,12 @@ describe("governed memory: the agent proposes, a person applies or dismisses", (
       expect(before).toMatchObject({ type: "tool_result", data: { call_id: e.data.call_id, result: { proposal_id: e.data.proposal_id } } });
       expect(listed.find((p) => p.id === e.data.proposal_id)?.step_no).toBe(e.data.step_no);
     }
-    expect(results.slice(0, 2).map((r) => r.result.proposal_id).sort()).toEqual(listed.map((p) => p.id).sort());
+    expect(
+      results
+        .slice(0, 2)
+        .map((r) => r.result.proposal_id)
+        .sort(),
+    ).toEqual(listed.map((p) => p.id).sort());
   });
 
   it("a thread with 5 proposals pending refuses a later run's proposal with PROPOSAL_LIMIT_REACHED (thread)", async () => {
@@ -179,7 +193,10 @@ describe("governed memory: the agent proposes, a person applies or dismisses", (
   it("applying makes a document with provenance that the next run's knowledge_search finds; pending and dismissed proposals are never found", async () => {
     const thread = await newThread();
     const proposing = await propose(
-      [fact("Svalbard shipping", "Parcels to Svalbard travel by the Longyearbyen cargo barge."), fact("Zanzibar shipping", "Parcels to Zanzibar travel by dhow from Dar.")],
+      [
+        fact("Svalbard shipping", "Parcels to Svalbard travel by the Longyearbyen cargo barge."),
+        fact("Zanzibar shipping", "Parcels to Zanzibar travel by dhow from Dar."),
+      ],
       thread,
     );
     const [zanzibar, svalbard] = await listOwn(`thread_id=${thread}`);
@@ -222,7 +239,10 @@ describe("governed memory: the agent proposes, a person applies or dismisses", (
   });
 
   it("another member neither sees nor decides a proposal (404, as a missing one); an admin lists the tenant's and decides it", async () => {
-    const done = await propose([fact("Cargo cut-off", "Cargo for the Monday ferry must arrive by Friday noon."), fact("Pallet size", "Pallets may be at most 120 by 80 centimetres.")]);
+    const done = await propose([
+      fact("Cargo cut-off", "Cargo for the Monday ferry must arrive by Friday noon."),
+      fact("Pallet size", "Pallets may be at most 120 by 80 centimetres."),
+    ]);
     const [pallet, cutoff] = (await listOwn("status=pending")).filter((p) => p.run_id === done.id);
     expect([cutoff.title, pallet.title]).toEqual(["Cargo cut-off", "Pallet size"]);
 

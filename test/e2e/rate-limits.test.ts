@@ -10,7 +10,11 @@ jest.setTimeout(180_000);
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const launcher = require("../../infra/local/launcher.cjs") as {
-  startService(service: string, env: Record<string, string>, options?: { readyMsg?: string }): Promise<RunningService & { ready: { addr: string }; whenReady(): Promise<void> }>;
+  startService(
+    service: string,
+    env: Record<string, string>,
+    options?: { readyMsg?: string },
+  ): Promise<RunningService & { ready: { addr: string }; whenReady(): Promise<void> }>;
 };
 
 /** Run creation per tenant is the limit under test; the others stay at their (much higher) defaults. */
@@ -29,7 +33,12 @@ describe("rate limits shared by two gateway replicas through PostgreSQL", () => 
   let pool: pg.Pool;
 
   const token = (tenant: string, user: string) =>
-    new SignJWT({ tid: tenant, roles: ["member"] }).setProtectedHeader({ alg: "HS256" }).setSubject(user).setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(secret));
+    new SignJWT({ tid: tenant, roles: ["member"] })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(user)
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(secret));
 
   async function post(baseUrl: string, bearer: string, input: string, headers: Record<string, string> = {}) {
     const res = await fetch(`${baseUrl}/v1/agents/runs`, {
@@ -39,7 +48,14 @@ describe("rate limits shared by two gateway replicas through PostgreSQL", () => 
     });
     const body = (await res.json()) as any;
     // Refusals included (429 with Retry-After): every answer is what the document says.
-    await checkAgainstOpenApi(baseUrl, { method: "POST", path: "/v1/agents/runs", status: res.status, contentType: res.headers.get("content-type"), body, empty: false });
+    await checkAgainstOpenApi(baseUrl, {
+      method: "POST",
+      path: "/v1/agents/runs",
+      status: res.status,
+      contentType: res.headers.get("content-type"),
+      body,
+      empty: false,
+    });
     return { status: res.status, headers: res.headers, body };
   }
 
@@ -99,7 +115,11 @@ describe("rate limits shared by two gateway replicas through PostgreSQL", () => 
     const before = await written("acme");
     expect(before).toEqual({ runs: RUNS_PER_TENANT, queued: RUNS_PER_TENANT, commands: RUNS_PER_TENANT, orphans: 0 });
 
-    for (const [url, who] of [[firstUrl, alice], [secondUrl, bob], [secondUrl, alice]] as const) {
+    for (const [url, who] of [
+      [firstUrl, alice],
+      [secondUrl, bob],
+      [secondUrl, alice],
+    ] as const) {
       const refused = await post(url, who, "one too many", { "Idempotency-Key": `over-${randomBytes(4).toString("hex")}` });
       expect(refused.status).toBe(429);
       expect(refused.headers.get("content-type")).toMatch(/^application\/problem\+json/);

@@ -27,7 +27,15 @@ describe("replay and projection rebuild, as commands against a real store", () =
   /** The runs as the API shows them; `damaged` when the test broke the projection on purpose (its answers cannot fit the document). */
   const snapshots = (damaged?: "damaged") =>
     Promise.all(
-      runIds.map(async (id) => (await platform.http("GET", `/v1/agents/runs/${id}`, { token: alice, ...(damaged ? { unchecked: "the runs projection is damaged on purpose" } : {}) })).body),
+      runIds.map(
+        async (id) =>
+          (
+            await platform.http("GET", `/v1/agents/runs/${id}`, {
+              token: alice,
+              ...(damaged ? { unchecked: "the runs projection is damaged on purpose" } : {}),
+            })
+          ).body,
+      ),
     );
 
   beforeAll(async () => {
@@ -86,9 +94,7 @@ describe("replay and projection rebuild, as commands against a real store", () =
   it("rebuilds a corrupted runs projection from the event store, keeping the request columns", async () => {
     const before = await snapshots();
     const requestColumns = async () =>
-      (
-        await pool.query("SELECT id, idempotency_key, request_hash, last_requested_at FROM runs WHERE id = ANY($1::uuid[]) ORDER BY id", [runIds])
-      ).rows;
+      (await pool.query("SELECT id, idempotency_key, request_hash, last_requested_at FROM runs WHERE id = ANY($1::uuid[]) ORDER BY id", [runIds])).rows;
     const columnsBefore = await requestColumns();
     expect(columnsBefore.every((r) => r.idempotency_key && r.request_hash)).toBe(true);
 

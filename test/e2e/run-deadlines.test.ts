@@ -20,7 +20,15 @@ async function appendOrphanRun(pool: pg.Pool, namespace: string, input: string, 
     events: [
       {
         type: "run.queued",
-        data: { input, mode: "agent", response_language: null, created_by: "uma", created_at: createdAt, deadline_at: addSeconds(createdAt, deadlineSeconds), thread_id: null },
+        data: {
+          input,
+          mode: "agent",
+          response_language: null,
+          created_by: "uma",
+          created_at: createdAt,
+          deadline_at: addSeconds(createdAt, deadlineSeconds),
+          thread_id: null,
+        },
       },
     ],
     namespace,

@@ -34,7 +34,9 @@ describe("the model's stream and window: deltas, cancel mid-stream, continuation
       return { text: "and the end." };
     }
     if (input.startsWith("big")) {
-      return tools < 6 ? { toolCalls: [{ id: `k${tools}`, name: "knowledge_search", arguments: JSON.stringify({ query: `manual section ${tools}` }) }] } : { text: "read it all" };
+      return tools < 6
+        ? { toolCalls: [{ id: `k${tools}`, name: "knowledge_search", arguments: JSON.stringify({ query: `manual section ${tools}` }) }] }
+        : { text: "read it all" };
     }
     return { text: "ok" };
   }
@@ -43,7 +45,8 @@ describe("the model's stream and window: deltas, cancel mid-stream, continuation
     model = await startFakeOpenAi(script);
     platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", LLM_CONTEXT_TOKENS: "2500" });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
-    const filler = (n: number) => Array.from({ length: 25 }, (_, i) => `The manual section ${n} paragraph ${i} explains the machine in great detail.`).join(" ");
+    const filler = (n: number) =>
+      Array.from({ length: 25 }, (_, i) => `The manual section ${n} paragraph ${i} explains the machine in great detail.`).join(" ");
     for (let n = 0; n < 6; n++) await addDocument(pool, { tenantId: "acme", title: `Manual ${n}`, body: filler(n) });
     token = await platform.token({ tenant: "acme", user: "zed" });
   });

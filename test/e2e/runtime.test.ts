@@ -90,10 +90,14 @@ describe("the ReAct runtime: streaming, modes, questions, approvals, cancel, fal
 
   const post = (body: Record<string, unknown>) => platform.http("POST", "/v1/agents/runs", { token, body });
   const stateOf = async (id: string) => (await platform.http("GET", `/v1/agents/runs/${id}`, { token })).body;
-  const waitState = (id: string, states: string[]) => waitFor(async () => {
-    const r = await stateOf(id);
-    return states.includes(r.state) ? r : undefined;
-  }, { what: `run ${id} to reach ${states.join("/")}` });
+  const waitState = (id: string, states: string[]) =>
+    waitFor(
+      async () => {
+        const r = await stateOf(id);
+        return states.includes(r.state) ? r : undefined;
+      },
+      { what: `run ${id} to reach ${states.join("/")}` },
+    );
 
   it("streams every stored event in order; a client resuming with Last-Event-ID gets the rest exactly once, across a runner kill", async () => {
     const created = await post({ input: "sse please" });

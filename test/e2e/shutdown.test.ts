@@ -47,13 +47,16 @@ describe("graceful shutdown: SIGTERM hands work back and exits within 10 s", () 
     const ids = runs.map((r) => r.id);
     // The first runner is alone until it holds some of the runs (read in one statement: a run may end meanwhile);
     // only then does the one that stays start, so that the stop has work in hand to give back.
-    const held = await waitFor(async () => {
-      const { rows } = await pool.query<{ id: string }>(
-        `SELECT id FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner IS NOT NULL AND state NOT IN ('succeeded', 'failed', 'cancelled')`,
-        [ids],
-      );
-      return rows.length > 0 ? { rows } : undefined;
-    }, { timeoutMs: 60_000, what: "the first runner to hold a run" });
+    const held = await waitFor(
+      async () => {
+        const { rows } = await pool.query<{ id: string }>(
+          `SELECT id FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner IS NOT NULL AND state NOT IN ('succeeded', 'failed', 'cancelled')`,
+          [ids],
+        );
+        return rows.length > 0 ? { rows } : undefined;
+      },
+      { timeoutMs: 60_000, what: "the first runner to hold a run" },
+    );
     const second = await platform.startRunner({ RUNNER_ID: "runner-stays" });
 
     const t0 = Date.now();
@@ -69,14 +72,15 @@ describe("graceful shutdown: SIGTERM hands work back and exits within 10 s", () 
     const differing = runs.filter((r) => JSON.stringify(records[`${r.tag} ${r.id}`]) !== JSON.stringify(expected[`${r.tag} ${r.id}`]));
     if (differing.length > 0) {
       const lines = [...platform.services.runner.lines.map((l) => `stopped: ${l}`), ...second.lines.map((l) => `stays: ${l}`)];
-      console.log(`runs that differ: ${differing.map((r) => `${r.tag} ${r.id}`).join(", ")}\n${lines.filter((l) => differing.some((r) => l.includes(r.id))).join("\n")}`);
+      console.log(
+        `runs that differ: ${differing.map((r) => `${r.tag} ${r.id}`).join(", ")}\n${lines.filter((l) => differing.some((r) => l.includes(r.id))).join("\n")}`,
+      );
     }
     expect(records).toEqual(expected);
     // The runs the stopped runner had in hand were finished (by the one that stayed).
-    const finishers = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state = 'succeeded'`,
-      [held.rows.map((r) => r.id)],
-    );
+    const finishers = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state = 'succeeded'`, [
+      held.rows.map((r) => r.id),
+    ]);
     expect(finishers.rows[0].n).toBe(held.rows.length);
     await second.stop();
   });

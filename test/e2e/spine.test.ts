@@ -79,16 +79,7 @@ describe("the spine: gateway → outbox → JetStream → agent-runner → tool-
       [runId],
     );
     expect(rows.map((r) => r.version)).toEqual(rows.map((_, i) => i + 1));
-    expect(rows.map((r) => r.type)).toEqual([
-      "run.queued",
-      "run.started",
-      "thought",
-      "tool_call",
-      "tool.decided",
-      "tool_result",
-      "message",
-      "run.succeeded",
-    ]);
+    expect(rows.map((r) => r.type)).toEqual(["run.queued", "run.started", "thought", "tool_call", "tool.decided", "tool_result", "message", "run.succeeded"]);
     const page = await platform.http("GET", `/v1/agents/runs/${runId}/events?after=2`, { token: alice });
     expect(page.status).toBe(200);
     expect(page.body.items.map((e: { seq: number }) => e.seq)).toEqual([3, 4, 5, 6, 7, 8]);

@@ -32,7 +32,12 @@ describe("readiness and the operator's status route", () => {
 
   it("every service answers /healthz and /readyz on its own port, ready with each check named", async () => {
     const { policy, toolExec, runner, gateway } = platform.services;
-    const expected = { policy: ["nats", "postgres"], toolExec: ["policy", "postgres"], runner: ["consumer", "nats", "postgres", "tool-exec"], gateway: ["nats", "policy", "postgres"] };
+    const expected = {
+      policy: ["nats", "postgres"],
+      toolExec: ["policy", "postgres"],
+      runner: ["consumer", "nats", "postgres", "tool-exec"],
+      gateway: ["nats", "policy", "postgres"],
+    };
     for (const [name, service] of Object.entries({ policy, toolExec, runner, gateway })) {
       const url = healthOf(service);
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -52,10 +57,13 @@ describe("readiness and the operator's status route", () => {
   });
 
   it("shows a whole platform to an administrator, and refuses a member (403) and a query (400)", async () => {
-    const whole = await waitFor(async () => {
-      const r = await status();
-      return r.status === 200 && r.body.status === "ok" ? r.body : undefined;
-    }, { what: "the status to be ok" });
+    const whole = await waitFor(
+      async () => {
+        const r = await status();
+        return r.status === 200 && r.body.status === "ok" ? r.body : undefined;
+      },
+      { what: "the status to be ok" },
+    );
     expect(whole.problems).toEqual([]);
     expect(whole.dependencies.postgres.ok && whole.dependencies.nats.ok && whole.dependencies.policy.ok).toBe(true);
     expect(whole.services.map((s: { service: string }) => s.service).sort()).toEqual(["agent-runner", "gateway", "policy"]);
@@ -90,10 +98,13 @@ describe("readiness and the operator's status route", () => {
 
   it("says 'no runner' while none is attached; the run queued meanwhile starts once one attaches", async () => {
     await platform.services.runner.stop();
-    const degraded = await waitFor(async () => {
-      const r = await status();
-      return r.body.runners?.attached === 0 ? r.body : undefined;
-    }, { what: "the status to see no runner" });
+    const degraded = await waitFor(
+      async () => {
+        const r = await status();
+        return r.body.runners?.attached === 0 ? r.body : undefined;
+      },
+      { what: "the status to see no runner" },
+    );
     expect(degraded.status).toBe("degraded");
     expect(degraded.problems).toContain("no runner is attached: queued runs will not start");
     // The gateway's own readiness is about the gateway: it stays ready.
@@ -102,10 +113,13 @@ describe("readiness and the operator's status route", () => {
     const member = await platform.token({ tenant: "opsco", user: "waiting" });
     const created = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: "How long do I have to ask for a refund?" } });
     expect(created.status).toBe(201);
-    const queued = await waitFor(async () => {
-      const r = await status();
-      return r.body.queue?.queued === 1 && r.body.runners.consumer?.pending === 1 ? r.body : undefined;
-    }, { what: "the queued run to show" });
+    const queued = await waitFor(
+      async () => {
+        const r = await status();
+        return r.body.queue?.queued === 1 && r.body.runners.consumer?.pending === 1 ? r.body : undefined;
+      },
+      { what: "the queued run to show" },
+    );
     expect(queued.queue.oldest_queued_age_seconds).toEqual(expect.any(Number));
     // A tenant's administrator counts its own tenant's runs only: globex's queued run, never opsco's or globex's to acme.
     const globex = await platform.token({ tenant: "globex", user: "gil" });
@@ -117,15 +131,21 @@ describe("readiness and the operator's status route", () => {
     expect((await status()).body.queue.queued).toBe(2);
 
     await platform.startRunner();
-    const run = await waitFor(async () => {
-      const r = await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member });
-      return ["succeeded", "failed"].includes(r.body.state) ? r.body : undefined;
-    }, { what: "the queued run to end" });
+    const run = await waitFor(
+      async () => {
+        const r = await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member });
+        return ["succeeded", "failed"].includes(r.body.state) ? r.body : undefined;
+      },
+      { what: "the queued run to end" },
+    );
     expect(run.state).toBe("succeeded");
-    const whole = await waitFor(async () => {
-      const r = await status();
-      return r.body.status === "ok" ? r.body : undefined;
-    }, { what: "the status to be ok again" });
+    const whole = await waitFor(
+      async () => {
+        const r = await status();
+        return r.body.status === "ok" ? r.body : undefined;
+      },
+      { what: "the status to be ok again" },
+    );
     expect(whole.runners.attached).toBe(1);
   });
 });

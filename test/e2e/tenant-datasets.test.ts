@@ -79,7 +79,10 @@ describe("per-tenant datasets: a tenant's members focus and query only the datas
         LLM_BASE_URL: model.baseUrl,
         LLM_API_KEY: "sk-test",
         LLM_MODEL: "fake",
-        DATASETS: JSON.stringify({ demo: { schema: "demo_data", description: "A small shop" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }),
+        DATASETS: JSON.stringify({
+          demo: { schema: "demo_data", description: "A small shop" },
+          ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" },
+        }),
         // The operator's list: acme may have the shop, globex its ledger (docs/datasets.md).
         DATASET_TENANTS: JSON.stringify({ demo: ["acme"], ledger: ["globex"] }),
       },
@@ -133,9 +136,7 @@ describe("per-tenant datasets: a tenant's members focus and query only the datas
     // A grant globex holds anyway (written before the operator's list existed): still nothing of acme's is read.
     const owner = new pg.Client({ connectionString: platform.databaseUrl });
     await owner.connect();
-    await owner
-      .query("INSERT INTO tenant_datasets (tenant_id, dataset, roles, granted_by) VALUES ('globex', 'demo', '{}', 'boss')")
-      .finally(() => owner.end());
+    await owner.query("INSERT INTO tenant_datasets (tenant_id, dataset, roles, granted_by) VALUES ('globex', 'demo', '{}', 'boss')").finally(() => owner.end());
     const run = await runToEnd(platform, tokens.globex, "borrow the shop");
     const results = await resultsOf(tokens.globex, run.id);
     expect(results.map((r) => r.result_code)).toEqual(["DATASET_NOT_ALLOWED", "TOOL_NOT_AVAILABLE"]);

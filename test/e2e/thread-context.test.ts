@@ -46,7 +46,10 @@ function script(req: ChatRequest): Reply {
   const results = ownMessagesOf(req).filter((m) => m.role === "tool").length;
   if (input.startsWith("look up")) return results === 0 ? search(0) : { text: "I looked it up: the note is in the knowledge base." };
   if (input.startsWith("recall")) {
-    const seen = req.messages.map((m) => String(m.content ?? "")).join("\n").match(FACT_PATTERN);
+    const seen = req.messages
+      .map((m) => String(m.content ?? ""))
+      .join("\n")
+      .match(FACT_PATTERN);
     if (seen) return { text: `The combination is ${seen[0]}.` };
     return results === 0 ? search(0) : { text: "I could not find it." };
   }
@@ -104,7 +107,10 @@ describe("context across turns: a thread's runs see its earlier turns, truncated
     const admin = await platform.token({ tenant: "acme", user: "root", roles: ["admin"] });
     const doc = await platform.http("POST", "/v1/knowledge/documents", {
       token: admin,
-      body: { title: "Vault note", body: `Site ${CODENAME} keeps its vault combination as ${FACT}. Only the site manager knows it; the guards change it every quarter.` },
+      body: {
+        title: "Vault note",
+        body: `Site ${CODENAME} keeps its vault combination as ${FACT}. Only the site manager knows it; the guards change it every quarter.`,
+      },
     });
     expect(doc.status).toBe(201);
   });

@@ -38,7 +38,8 @@ function script(req: ChatRequest): Reply {
     if (results > 0) return { text: "I looked it up: the note is in the knowledge base." };
     return { toolCalls: [{ id: "s0", name: "knowledge_search", arguments: JSON.stringify({ query: CODENAME, limit: 1 }) }] };
   }
-  if (input.startsWith("ask") && results === 0) return { toolCalls: [{ id: "q0", name: "ask_user", arguments: JSON.stringify({ question: "Which region?" }) }] };
+  if (input.startsWith("ask") && results === 0)
+    return { toolCalls: [{ id: "q0", name: "ask_user", arguments: JSON.stringify({ question: "Which region?" }) }] };
   return { text: answerTo(input) };
 }
 
@@ -206,7 +207,11 @@ describe("forking a thread at a run: the history up to it, the original untouche
     const originalBefore = await stored(original);
 
     for (const missing of [original, "00000000-0000-4000-8000-000000000000"]) {
-      expect((await post(bob, `/v1/threads/${missing}/fork`, { at_run_id: turns[0] })).body).toMatchObject({ status: 404, code: 10050, detail: "thread not found" });
+      expect((await post(bob, `/v1/threads/${missing}/fork`, { at_run_id: turns[0] })).body).toMatchObject({
+        status: 404,
+        code: 10050,
+        detail: "thread not found",
+      });
     }
     expect((await post(ana, "/v1/threads/not-a-thread/fork", { at_run_id: turns[0] })).body).toMatchObject({ status: 404, code: 10050 });
     // A run of another thread of the caller's (the original's later turn is not the fork's), one of nobody's.
@@ -234,7 +239,10 @@ describe("forking a thread at a run: the history up to it, the original untouche
       const res = await post(ana, `/v1/threads/${original}/fork`, body);
       expect([body, res.status, res.body.code]).toEqual([body, 400, 10001]);
     }
-    expect((await platform.http("POST", `/v1/threads/${original}/fork?x=1`, { token: ana, body: { at_run_id: turns[0] } })).body).toMatchObject({ status: 400, code: 10001 });
+    expect((await platform.http("POST", `/v1/threads/${original}/fork?x=1`, { token: ana, body: { at_run_id: turns[0] } })).body).toMatchObject({
+      status: 400,
+      code: 10001,
+    });
     for (const title of ["", "   ", "x".repeat(201), "two\nlines"]) {
       expect((await post(ana, `/v1/threads/${original}/fork`, { at_run_id: turns[0], title })).body).toMatchObject({ status: 422, code: 10430 });
     }

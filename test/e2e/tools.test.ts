@@ -51,7 +51,13 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
 
   beforeAll(async () => {
     model = await startFakeOpenAi(script);
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", DATASET_STATEMENT_TIMEOUT_MS: "500", DATASET_TENANTS: '{"demo":["acme"]}' });
+    platform = await startTestPlatform({
+      LLM_BASE_URL: model.baseUrl,
+      LLM_API_KEY: "sk-test",
+      LLM_MODEL: "fake",
+      DATASET_STATEMENT_TIMEOUT_MS: "500",
+      DATASET_TENANTS: '{"demo":["acme"]}',
+    });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
     // The platform seeded the datasets database tool-exec reads (the application's name + `_datasets`).
     datasets = new pg.Pool({ connectionString: datasetsUrl(platform.databaseUrl) });
@@ -69,7 +75,10 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
   });
 
   it("manages a tenant's knowledge base over REST; other tenants never see or delete its documents", async () => {
-    const added = await platform.http("POST", "/v1/knowledge/documents", { token: admin, body: { title: "Shipping", body: "Parcels ship within two working days.\n\nExpress ships the same day.", format: "markdown" } });
+    const added = await platform.http("POST", "/v1/knowledge/documents", {
+      token: admin,
+      body: { title: "Shipping", body: "Parcels ship within two working days.\n\nExpress ships the same day.", format: "markdown" },
+    });
     expect(added.status).toBe(201);
     expect((await platform.http("POST", "/v1/knowledge/documents", { token: member, body: { title: "x", body: "y" } })).status).toBe(403);
     const list = await platform.http("GET", "/v1/knowledge/documents", { token: member });
@@ -103,7 +112,12 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     const last = requests.at(-1)!.messages;
     expect(last[0].role).toBe("system");
     expect(String(last[0].content)).not.toMatch(/step \d/);
-    expect(last.filter((m) => m.role === "user").map((m) => String(m.content)).join("\n")).toMatch(/- step 5 run_query: ok/);
+    expect(
+      last
+        .filter((m) => m.role === "user")
+        .map((m) => String(m.content))
+        .join("\n"),
+    ).toMatch(/- step 5 run_query: ok/);
   });
 
   it("refuses writes, DDL, data-modifying CTEs, second statements, temp tables and notifications; stops a long query; sees no application table", async () => {
@@ -114,8 +128,16 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
     const events = await eventsOf(platform, member, run.id);
     const results = events.filter((e) => e.type === "tool_result");
     expect(results.map((e) => e.data.result_code)).toEqual([
-      "ok", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_TIMEOUT",
-      "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "QUERY_NOT_ALLOWED", "ok",
+      "ok",
+      "QUERY_NOT_ALLOWED",
+      "QUERY_NOT_ALLOWED",
+      "QUERY_NOT_ALLOWED",
+      "QUERY_NOT_ALLOWED",
+      "QUERY_TIMEOUT",
+      "QUERY_NOT_ALLOWED",
+      "QUERY_NOT_ALLOWED",
+      "QUERY_NOT_ALLOWED",
+      "ok",
     ]);
     expect(results[9].data.result.rows).toEqual([]);
     const { rows } = await datasets.query("SELECT count(*)::int AS n, sum(quantity)::int AS q FROM demo_data.orders");
@@ -125,7 +147,9 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
 
   it("a write that requires approval runs once on approve, and a retried call returns the stored result", async () => {
     const created = await platform.http("POST", "/v1/agents/runs", { token: member, body: { input: "note this" } });
-    await waitFor(async () => ((await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member })).body.state === "awaiting_confirmation" ? true : undefined));
+    await waitFor(async () =>
+      (await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member })).body.state === "awaiting_confirmation" ? true : undefined,
+    );
     await platform.http("POST", `/v1/agents/runs/${created.body.id}/confirmation`, { token: member, body: { decision: "approve" } });
     const done = await waitFor(async () => {
       const r = await platform.http("GET", `/v1/agents/runs/${created.body.id}`, { token: member });
@@ -152,8 +176,16 @@ describe("real tools: knowledge base, read-only dataset, a write that needs appr
       });
       expect(again.replayed).toBe(true);
       const other = await toolExec.invoke({
-        runId: second.body.id, tenantId: "acme", userId: "mo", stepNo: 1, callId: "x", toolName: "save_note",
-        argumentsJson: JSON.stringify({ title: "Other", body: "b" }), elevationSessionId: "", mcpSessionId: "", mcpMode: "",
+        runId: second.body.id,
+        tenantId: "acme",
+        userId: "mo",
+        stepNo: 1,
+        callId: "x",
+        toolName: "save_note",
+        argumentsJson: JSON.stringify({ title: "Other", body: "b" }),
+        elevationSessionId: "",
+        mcpSessionId: "",
+        mcpMode: "",
       });
       expect(other.replayed).toBe(false);
     } finally {

@@ -67,10 +67,16 @@ describe("traces across the four services", () => {
     expect(result.data.tool_name).toBe("knowledge_search");
 
     const post = await waitFor(
-      () => receiver.spans.find((s) => s.service === "gateway" && s.attributes["http.route"] === "/v1/agents/runs" && s.attributes["http.request.method"] === "POST"),
+      () =>
+        receiver.spans.find(
+          (s) => s.service === "gateway" && s.attributes["http.route"] === "/v1/agents/runs" && s.attributes["http.request.method"] === "POST",
+        ),
       { timeoutMs: 15_000, what: "the gateway's span of the POST" },
     );
-    const trace = await waitFor(() => wholeTrace(receiver.spans, post.traceId), { timeoutMs: 20_000, what: `trace ${post.traceId} to reach every service, whole` });
+    const trace = await waitFor(() => wholeTrace(receiver.spans, post.traceId), {
+      timeoutMs: 20_000,
+      what: `trace ${post.traceId} to reach every service, whole`,
+    });
     const byId = new Map(trace.map((s) => [s.spanId, s]));
     const parentOf = (s: ReceivedSpan) => byId.get(s.parentSpanId);
 
@@ -125,7 +131,8 @@ describe("traces across the four services", () => {
     const secrets = { prompt, answer: answer.slice(0, 40), evidence, token, tenant, user };
     for (const s of receiver.spans) {
       const values = JSON.stringify(s.attributes) + s.name;
-      for (const [what, text] of Object.entries(secrets)) expect({ span: s.name, what, leaks: values.includes(text) }).toEqual({ span: s.name, what, leaks: false });
+      for (const [what, text] of Object.entries(secrets))
+        expect({ span: s.name, what, leaks: values.includes(text) }).toEqual({ span: s.name, what, leaks: false });
     }
     expect(receiver.refused).toEqual([]);
 

@@ -43,7 +43,10 @@ describe("faults: takeover after a runner is killed", () => {
     // Runner A (32 workers) holds every run before runner B exists; B starts while they are in flight.
     await waitFor(
       async () => {
-        const { rows } = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner = $2", [ids, runnerAId]);
+        const { rows } = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND lease_owner = $2", [
+          ids,
+          runnerAId,
+        ]);
         return rows[0].n === RUNS ? true : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 50, what: `runner A to hold all ${RUNS} runs` },
@@ -78,7 +81,10 @@ describe("faults: takeover after a runner is killed", () => {
     const outcome = await waitFor(
       async () => {
         if (p.unexpectedExits().length > 0) return "a service exited" as const;
-        const { rows } = await p.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state IN ('succeeded', 'failed', 'cancelled')", [ids]);
+        const { rows } = await p.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state IN ('succeeded', 'failed', 'cancelled')",
+          [ids],
+        );
         return rows[0].n === RUNS ? ("done" as const) : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 200, what: "every run to end" },
@@ -93,7 +99,10 @@ describe("faults: takeover after a runner is killed", () => {
         GROUP BY k.stream_id`,
       [versions.map((v) => v.stream_id), killedAt, versions.map((v) => v.v)],
     );
-    const times = taken.map((t) => t.ms).filter((ms): ms is number => ms !== null).sort((a, b) => a - b);
+    const times = taken
+      .map((t) => t.ms)
+      .filter((ms): ms is number => ms !== null)
+      .sort((a, b) => a - b);
     const notTaken = taken.filter((t) => t.ms === null).length;
 
     const violations: string[] = [];
@@ -110,7 +119,8 @@ describe("faults: takeover after a runner is killed", () => {
     }).finally(() => nc.close().catch(() => undefined));
     violations.push(...checked.violations);
     for (const proc of [p.current.policy, p.current["tool-exec"], p.current.gateway, runnerB]) {
-      if (proc.exit) violations.push(`${proc.service} pid ${proc.pid} is gone (code ${proc.exit.code}, signal ${proc.exit.signal}) though the fault did not touch it`);
+      if (proc.exit)
+        violations.push(`${proc.service} pid ${proc.pid} is gone (code ${proc.exit.code}, signal ${proc.exit.signal}) though the fault did not touch it`);
     }
     const takeover = {
       runs: taken.length,

@@ -4,7 +4,12 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { scopeEnv, serviceEnv } = require("../../infra/local/launcher.cjs") as {
   scopeEnv(service: string, inherited: Record<string, string | undefined>, given: Record<string, string | undefined>): Record<string, string>;
-  serviceEnv(service: string, shared: Record<string, string>, known: Record<string, unknown>, perService?: Record<string, Record<string, string>>): Record<string, string | undefined>;
+  serviceEnv(
+    service: string,
+    shared: Record<string, string>,
+    known: Record<string, unknown>,
+    perService?: Record<string, Record<string, string>>,
+  ): Record<string, string | undefined>;
 };
 
 const services = ["gateway", "agent-runner", "tool-exec", "policy"];
@@ -39,8 +44,16 @@ describe("scopeEnv", () => {
   });
 
   it("passes on no secret of the launcher's own environment, and no credential it did not give", () => {
-    const inherited = { PATH: "/usr/bin", GITHUB_TOKEN: "ghp_x", AWS_SECRET_ACCESS_KEY: "aws", NATS_PASSWORD: "shell-nats", STEWARD_TLS_KEY: "/k", LLM_API_KEY: "sk-shell" };
-    for (const name of ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "NATS_PASSWORD", "STEWARD_TLS_KEY"]) expect([name, holders(name, inherited, {})]).toEqual([name, []]);
+    const inherited = {
+      PATH: "/usr/bin",
+      GITHUB_TOKEN: "ghp_x",
+      AWS_SECRET_ACCESS_KEY: "aws",
+      NATS_PASSWORD: "shell-nats",
+      STEWARD_TLS_KEY: "/k",
+      LLM_API_KEY: "sk-shell",
+    };
+    for (const name of ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "NATS_PASSWORD", "STEWARD_TLS_KEY"])
+      expect([name, holders(name, inherited, {})]).toEqual([name, []]);
     expect(holders("PATH", inherited, {})).toEqual(services);
     // A model key in the shell still reaches the runner, and only the runner.
     expect(holders("LLM_API_KEY", inherited, {})).toEqual(["agent-runner"]);

@@ -83,7 +83,7 @@ export async function startCrashLoop(
     lines,
     async stop() {
       stopped = true;
-      for (let seen: Promise<void> | null = null; seen !== pending; ) {
+      for (let seen: Promise<void> | null = null; seen !== pending;) {
         seen = pending;
         await seen;
       }

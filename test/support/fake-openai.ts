@@ -34,7 +34,9 @@ function pieces(text: string, n: number): string[] {
 async function streamReply(res: ServerResponse, model: string, reply: Exclude<Reply, { status: number }>, usage: object): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream" });
   const send = (choice: object | null, extra: object = {}) =>
-    res.write(`data: ${JSON.stringify({ id: "chatcmpl-x", object: "chat.completion.chunk", created: 0, model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id: "chatcmpl-x", object: "chat.completion.chunk", created: 0, model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`,
+    );
   send({ delta: { role: "assistant", content: "" }, finish_reason: null });
   if ("toolCalls" in reply) {
     reply.toolCalls.forEach((c, index) => {
@@ -61,10 +63,7 @@ export interface ListenOptions {
   port?: number;
 }
 
-export async function startFakeOpenAi(
-  script: (req: ChatRequest, index: number) => Reply | Promise<Reply>,
-  listen: ListenOptions = {},
-): Promise<FakeOpenAi> {
+export async function startFakeOpenAi(script: (req: ChatRequest, index: number) => Reply | Promise<Reply>, listen: ListenOptions = {}): Promise<FakeOpenAi> {
   const requests: ChatRequest[] = [];
   const authorizations: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -91,11 +90,22 @@ export async function startFakeOpenAi(
       }
       const message =
         "toolCalls" in reply
-          ? { role: "assistant", content: null, tool_calls: reply.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
+          ? {
+              role: "assistant",
+              content: null,
+              tool_calls: reply.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+            }
           : { role: "assistant", content: reply.text };
       const finish = "toolCalls" in reply ? "tool_calls" : (reply.finish ?? "stop");
       res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({ id: "chatcmpl-x", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage }),
+        JSON.stringify({
+          id: "chatcmpl-x",
+          object: "chat.completion",
+          created: 0,
+          model: body.model,
+          choices: [{ index: 0, message, finish_reason: finish }],
+          usage,
+        }),
       );
     });
   });

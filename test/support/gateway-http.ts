@@ -6,13 +6,7 @@ import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
  * status or media type, a body that does not fit the documented schema, or anything but a 404 problem for a
  * route the document does not have, fails the call loudly.
  */
-export async function callGateway(
-  baseUrl: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
+export async function callGateway(baseUrl: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -115,7 +109,9 @@ export async function checkAgainstOpenApi(baseUrl: string, seen: SeenAnswer): Pr
   const response = operation ? (operation.responses as Json)[String(seen.status)] : seen.status === 404 ? OUTSIDE_THE_DOCUMENT : undefined;
   if (!operation && !response) throw new Error(`OpenAPI: ${where}: the route is not in the document, yet the answer is not a 404 problem`);
   if (!response) {
-    throw new Error(`OpenAPI: ${where}: status ${seen.status} is not documented for ${seen.method} ${route.template} (${JSON.stringify(seen.body).slice(0, 300)})`);
+    throw new Error(
+      `OpenAPI: ${where}: status ${seen.status} is not documented for ${seen.method} ${route.template} (${JSON.stringify(seen.body).slice(0, 300)})`,
+    );
   }
   const content = response.content as Json | undefined;
   if (!content) {
@@ -132,6 +128,8 @@ export async function checkAgainstOpenApi(baseUrl: string, seen: SeenAnswer): Pr
     contract.validators.set(media, validate);
   }
   if (!validate(seen.body)) {
-    throw new Error(`OpenAPI: ${where}: the body does not fit the documented schema: ${contract.ajv.errorsText(validate.errors)}\n${JSON.stringify(seen.body).slice(0, 1000)}`);
+    throw new Error(
+      `OpenAPI: ${where}: the body does not fit the documented schema: ${contract.ajv.errorsText(validate.errors)}\n${JSON.stringify(seen.body).slice(0, 1000)}`,
+    );
   }
 }

@@ -17,7 +17,10 @@ export function namedRequest(
         port: target.port,
         path: `${target.pathname}${target.search}`,
         method: options.method ?? "GET",
-        headers: { ...(body !== undefined ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } : {}), ...options.headers },
+        headers: {
+          ...(body !== undefined ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } : {}),
+          ...options.headers,
+        },
       },
       (res) => {
         let text = "";

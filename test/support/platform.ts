@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +26,7 @@ const { enableServiceLogins } = require("../../infra/local/service-roles.cjs") a
 };
 
 export interface RunningService {
-  child: import("node:child_process").ChildProcess;
+  child: ChildProcess;
   lines: string[];
   /** The service's health/ops URL from its "listening" line (its /healthz, /readyz and /metrics). */
   health?: string;
@@ -133,12 +134,7 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}, o
     databaseUrl: db.url,
     namespace,
     token: ({ tenant, user, roles = ["member"] }) =>
-      new SignJWT({ tid: tenant, roles })
-        .setProtectedHeader({ alg: "HS256" })
-        .setSubject(user)
-        .setIssuedAt()
-        .setExpirationTime("1h")
-        .sign(key),
+      new SignJWT({ tid: tenant, roles }).setProtectedHeader({ alg: "HS256" }).setSubject(user).setIssuedAt().setExpirationTime("1h").sign(key),
     async http(method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -158,7 +154,14 @@ export async function startTestPlatform(extraEnv: Record<string, string> = {}, o
         // not JSON
       }
       if (!options.unchecked) {
-        await checkAgainstOpenApi(running.gatewayUrl, { method, path, status: res.status, contentType: res.headers.get("content-type"), body: parsed, empty: text === "" });
+        await checkAgainstOpenApi(running.gatewayUrl, {
+          method,
+          path,
+          status: res.status,
+          contentType: res.headers.get("content-type"),
+          body: parsed,
+          empty: text === "",
+        });
       }
       return { status: res.status, headers: res.headers, body: parsed };
     },

@@ -8,7 +8,15 @@ import { waitFor } from "./wait-for";
 /** A run's first event, as the specs of the outbox write it. */
 export const queuedEvent = (): RunEvent => ({
   type: "run.queued",
-  data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: "2026-12-01T10:00:00.000000Z", deadline_at: "2026-12-01T10:03:00.000000Z", thread_id: null },
+  data: {
+    input: "q",
+    mode: "agent",
+    response_language: null,
+    created_by: "u",
+    created_at: "2026-12-01T10:00:00.000000Z",
+    deadline_at: "2026-12-01T10:03:00.000000Z",
+    thread_id: null,
+  },
 });
 
 /** A run's start by `runner`: an event to append after `queuedEvent` as often as a spec needs. */
@@ -20,7 +28,12 @@ const logger = createLogger("run-bus-test", "silent");
 export function runBusProbes(fx: StoreAndBus) {
   const { names } = fx;
   /** The run's agent.run.requested number `n`. */
-  const command = (runId: string, n = 1): OutboxMessage => ({ subject: names.runRequested, msgId: `req-${runId}-${n}`, payload: { run_id: runId, n }, headers: { "Steward-Run-Id": runId } });
+  const command = (runId: string, n = 1): OutboxMessage => ({
+    subject: names.runRequested,
+    msgId: `req-${runId}-${n}`,
+    payload: { run_id: runId, n },
+    headers: { "Steward-Run-Id": runId },
+  });
   const onStream = async (stream: string, subject: string) => (await fx.jsm.streams.info(stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
   /** The run's events on the bus, in stream order: each one's seq. */
   const seqsOnBus = async (runId: string) => (await readSubject(fx.nc, names.eventStream, names.runEvents(runId))).map((m) => Number(m.headers["Steward-Seq"]));

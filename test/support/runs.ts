@@ -50,7 +50,9 @@ export async function publishedRows(pool: Pick<Pool, "query">, nc: NatsConnectio
   const names = busNames(namespace);
   return waitFor(
     async () => {
-      const { rows: run } = await pool.query<{ version: number; published_version: number }>("SELECT version, published_version FROM runs WHERE id = $1", [runId]);
+      const { rows: run } = await pool.query<{ version: number; published_version: number }>("SELECT version, published_version FROM runs WHERE id = $1", [
+        runId,
+      ]);
       if (!run[0] || run[0].published_version < run[0].version) return undefined;
       const { rows: commands } = await pool.query<{ after_version: number; by_writer: boolean | null }>(
         `SELECT after_version, CASE WHEN published_at IS NOT NULL THEN retry_at IS NOT NULL AND attempts = 0 AND published_at < created_at + interval '2 seconds' END AS by_writer

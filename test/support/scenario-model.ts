@@ -22,9 +22,13 @@ export function scenarioModel(refundAnswer: string): (req: ChatRequest) => Reply
       case "refund":
         return results.length === 0 ? call("k0", "knowledge_search", { query: "refund" }) : { text: refundAnswer };
       case "region":
-        return results.length === 0 ? call("q0", "ask_user", { question: "Which region?", options: ["EU", "US"] }) : { text: `region is ${results[0].result.answer}` };
+        return results.length === 0
+          ? call("q0", "ask_user", { question: "Which region?", options: ["EU", "US"] })
+          : { text: `region is ${results[0].result.answer}` };
       case "note":
-        return results.length === 0 ? call("n0", "save_note", { title: `Note ${input}`, body: "We ship on Friday." }) : { text: `note ${results[0].result_code}` };
+        return results.length === 0
+          ? call("n0", "save_note", { title: `Note ${input}`, body: "We ship on Friday." })
+          : { text: `note ${results[0].result_code}` };
       case "propose":
         return results.length === 0
           ? call("p0", "propose_knowledge", { title: "Proposed by the agent", content: input.slice("propose ".length) || "nothing" })

@@ -10,7 +10,8 @@ import { waitFor } from "./wait-for";
  */
 
 /** The closing note of the earlier turns, and the lone note when every one was left out (docs/threads.md). */
-const HISTORY_END = /^(End of the earlier turns\. The current request follows\.|\d+ earlier turns? of this conversation (is|are) left out to fit the model's window\.)$/;
+const HISTORY_END =
+  /^(End of the earlier turns\. The current request follows\.|\d+ earlier turns? of this conversation (is|are) left out to fit the model's window\.)$/;
 
 type Message = ChatRequest["messages"][number];
 

@@ -3,8 +3,20 @@ import { compareTable } from "./compare-table";
 describe("compareTable", () => {
   it("puts each measure's values side by side, one column per run in the order they ran", () => {
     const table = compareTable([
-      { label: "after 1", rows: [{ section: "floor", measure: "step floor", value: "2.29 ms" }, { section: "steward", measure: "throughput", value: "156 it/s" }] },
-      { label: "before 1", rows: [{ section: "floor", measure: "step floor", value: "2.43 ms" }, { section: "steward", measure: "throughput", value: "138 it/s" }] },
+      {
+        label: "after 1",
+        rows: [
+          { section: "floor", measure: "step floor", value: "2.29 ms" },
+          { section: "steward", measure: "throughput", value: "156 it/s" },
+        ],
+      },
+      {
+        label: "before 1",
+        rows: [
+          { section: "floor", measure: "step floor", value: "2.43 ms" },
+          { section: "steward", measure: "throughput", value: "138 it/s" },
+        ],
+      },
     ]);
     expect(table.split("\n")).toEqual([
       "| | measure | after 1 | before 1 |",
@@ -17,7 +29,13 @@ describe("compareTable", () => {
   it("leaves a cell empty where a run lacks the measure, and lists a measure only a later run has last", () => {
     const table = compareTable([
       { label: "a", rows: [{ section: "s", measure: "x", value: "1" }] },
-      { label: "b", rows: [{ section: "s", measure: "y", value: "2" }, { section: "s", measure: "x", value: "3" }] },
+      {
+        label: "b",
+        rows: [
+          { section: "s", measure: "y", value: "2" },
+          { section: "s", measure: "x", value: "3" },
+        ],
+      },
     ]);
     expect(table.split("\n").slice(2)).toEqual(["| s | x | 1 | 3 |", "| s | y |  | 2 |"]);
   });

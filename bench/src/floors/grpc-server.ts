@@ -1,6 +1,6 @@
 // A trivial PolicyDecision server for the gRPC floor, run as its own process: `leaf` answers permit at
 // once; `relay <addr>` asks the leaf at <addr> and returns its answer (as tool-exec asks policy).
-import { bindGrpc, callStreamsOf, createGrpcServer, grpc, serveCallStream } from "@steward/platform";
+import { bindGrpc, callStreamsOf, createGrpcServer, type grpc, serveCallStream } from "@steward/platform";
 import { PolicyDecisionService, createPolicyDecisionApi, type DecideRequest, type DecideResponse, type PolicyDecisionServer } from "@steward/proto";
 
 async function main(): Promise<void> {
@@ -20,7 +20,11 @@ async function main(): Promise<void> {
         (err: grpc.ServiceError) => callback(err),
       );
     },
-    decideEach: serveCallStream(callStreamsOf(server), (request: DecideRequest) => answer(request), (err) => err as grpc.ServiceError),
+    decideEach: serveCallStream(
+      callStreamsOf(server),
+      (request: DecideRequest) => answer(request),
+      (err) => err as grpc.ServiceError,
+    ),
   };
   server.addService(PolicyDecisionService, impl);
   const port = await bindGrpc(server, "127.0.0.1:0");

@@ -31,7 +31,9 @@ export async function measurePgFloor(
   const maxC = Math.max(...options.concurrencies);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: maxC, application_name: "steward-bench-floor" });
   try {
-    await pool.query("CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())");
+    await pool.query(
+      "CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())",
+    );
     const { rows } = await pool.query<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_settings WHERE name IN ('fsync','synchronous_commit','wal_sync_method','commit_delay','max_connections','shared_buffers','server_version')",
     );

@@ -15,7 +15,8 @@ export interface SkeletonFloor {
 /** Decisions, effects and events as rows of a JSON payload each; the records by call, as tool_results has them by key. */
 const TABLES = [
   ...["decisions", "effects", "events"].map(
-    (t) => `CREATE TABLE IF NOT EXISTS bench_skeleton_${t} (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+    (t) =>
+      `CREATE TABLE IF NOT EXISTS bench_skeleton_${t} (id bigserial PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   ),
   "CREATE TABLE IF NOT EXISTS bench_skeleton_records (call_id text PRIMARY KEY, payload jsonb NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())",
 ].join(";\n");
@@ -44,7 +45,14 @@ async function iterations(shape: string, databaseUrl: string, modelUrl: string, 
  * Serial iterations of each shape in turn (`bare`, `design`, or parts of `design` joined by `+`: `copies`,
  * `record`, `stream`), on a stream of their own for the copies.
  */
-export async function measureShapes(databaseUrl: string, modelUrl: string, natsUrl: string, namespace: string, shapes: readonly string[], samples: number): Promise<Summary[]> {
+export async function measureShapes(
+  databaseUrl: string,
+  modelUrl: string,
+  natsUrl: string,
+  namespace: string,
+  shapes: readonly string[],
+  samples: number,
+): Promise<Summary[]> {
   const setup = new pg.Client({ connectionString: databaseUrl, application_name: "steward-bench-skeleton" });
   await setup.connect();
   try {
@@ -79,7 +87,13 @@ export async function measureShapes(databaseUrl: string, modelUrl: string, natsU
  * bus in order, the tool's record held in a transaction of its own, the answer streamed). No lease, log line,
  * fold, check or metric. Context, not a must: what any implementation of the design pays per iteration here.
  */
-export async function measureSkeleton(databaseUrl: string, modelUrl: string, natsUrl: string, namespace: string, options: { samples: number }): Promise<SkeletonFloor> {
+export async function measureSkeleton(
+  databaseUrl: string,
+  modelUrl: string,
+  natsUrl: string,
+  namespace: string,
+  options: { samples: number },
+): Promise<SkeletonFloor> {
   const [bare, design] = await measureShapes(databaseUrl, modelUrl, natsUrl, namespace, ["bare", "design"], options.samples);
   return { bare, design };
 }

@@ -36,7 +36,9 @@ function connect(url: string, name: string): Promise<pg.Client> {
 }
 
 const streamOnly = (_call: unknown, callback: (err: grpc.ServiceError) => void) =>
-  callback(Object.assign(new Error("the skeleton answers on its call stream only"), { code: grpc.status.UNIMPLEMENTED, details: "", metadata: new grpc.Metadata() }));
+  callback(
+    Object.assign(new Error("the skeleton answers on its call stream only"), { code: grpc.status.UNIMPLEMENTED, details: "", metadata: new grpc.Metadata() }),
+  );
 
 function servePdp(db: pg.Client): grpc.Server {
   const decide = async (req: DecideRequest): Promise<DecideResponse> => {
@@ -57,11 +59,18 @@ function servePdp(db: pg.Client): grpc.Server {
 function serveToolExec(parts: ReadonlySet<string>, pdpAddr: string, db: pg.Client): grpc.Server {
   const pdp = createPolicyDecisionApi(pdpAddr);
   const recordOpened = async (callId: string): Promise<void> => {
-    await db.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtext(${db.escapeLiteral(callId)})); SELECT payload FROM bench_skeleton_records WHERE call_id = ${db.escapeLiteral(callId)}`);
+    await db.query(
+      `BEGIN; SELECT pg_advisory_xact_lock(hashtext(${db.escapeLiteral(callId)})); SELECT payload FROM bench_skeleton_records WHERE call_id = ${db.escapeLiteral(callId)}`,
+    );
   };
   const invoke = async (req: InvokeRequest, meta: CallMeta): Promise<InvokeResponse> => {
     const decision = pdp.decide(
-      { principal: { tenantId: req.tenantId, userId: req.userId, roles: [], rolesFromToken: false }, action: "tool.invoke", resource: { type: "tool", id: req.toolName }, context: { call_id: req.callId } },
+      {
+        principal: { tenantId: req.tenantId, userId: req.userId, roles: [], rolesFromToken: false },
+        action: "tool.invoke",
+        resource: { type: "tool", id: req.toolName },
+        context: { call_id: req.callId },
+      },
       { deadlineMs: 5000 },
     );
     const opened = parts.has("record") ? recordOpened(req.callId) : Promise.resolve();
@@ -70,13 +79,21 @@ function serveToolExec(parts: ReadonlySet<string>, pdpAddr: string, db: pg.Clien
       await db.query("INSERT INTO bench_skeleton_effects (payload) VALUES ($1)", [req.argumentsJson]);
       await db.query(`INSERT INTO bench_skeleton_records (call_id, payload) VALUES (${db.escapeLiteral(req.callId)}, ${db.escapeLiteral(RESULT)}); COMMIT`);
     } else {
-      await db.query("WITH effect AS (INSERT INTO bench_skeleton_effects (payload) VALUES ($1)) INSERT INTO bench_skeleton_records (call_id, payload) VALUES ($2, $3)", [
-        req.argumentsJson,
-        req.callId,
-        RESULT,
-      ]);
+      await db.query(
+        "WITH effect AS (INSERT INTO bench_skeleton_effects (payload) VALUES ($1)) INSERT INTO bench_skeleton_records (call_id, payload) VALUES ($2, $3)",
+        [req.argumentsJson, req.callId, RESULT],
+      );
     }
-    return { fingerprint: "", decision: { permit: verdict.permit, code: "", reasons: [], policyIds: verdict.policyIds }, resultCode: "ok", resultJson: RESULT, replayed: false, nextState: "", decisionMs: 0, toolMs: 0 };
+    return {
+      fingerprint: "",
+      decision: { permit: verdict.permit, code: "", reasons: [], policyIds: verdict.policyIds },
+      resultCode: "ok",
+      resultJson: RESULT,
+      replayed: false,
+      nextState: "",
+      decisionMs: 0,
+      toolMs: 0,
+    };
   };
   const server = createGrpcServer();
   const impl: ToolExecServer = {
@@ -137,7 +154,16 @@ async function runIterations(a: RunnerArgs): Promise<number[]> {
       await askModel(agent, url, question);
       let release!: (go: boolean) => void;
       const go = new Promise<boolean>((resolve) => (release = resolve));
-      const call: InvokeRequest = { runId: "skeleton", tenantId: "bench", userId: "u1", stepNo: i, callId: `call_${process.pid}_${i}`, toolName: "test_counter", argumentsJson: '{"key":"k"}', elevationSessionId: "" };
+      const call: InvokeRequest = {
+        runId: "skeleton",
+        tenantId: "bench",
+        userId: "u1",
+        stepNo: i,
+        callId: `call_${process.pid}_${i}`,
+        toolName: "test_counter",
+        argumentsJson: '{"key":"k"}',
+        elevationSessionId: "",
+      };
       const answer = toolExec.invoke(call, { deadlineMs: 5000, go });
       const committed = a.db.query("INSERT INTO bench_skeleton_events (payload) VALUES ($1)", [EVENT]);
       committed.then(
@@ -172,7 +198,16 @@ async function main(): Promise<void> {
   if (role === "runner") {
     const [shape, toolExecAddr, dbUrl, modelUrl, natsUrl, subject, warmUp, samples] = args;
     const db = await connect(dbUrl, role);
-    const times = await runIterations({ parts: partsOf(shape), toolExecAddr, db, modelUrl, natsUrl, subject, warmUp: Number(warmUp), samples: Number(samples) });
+    const times = await runIterations({
+      parts: partsOf(shape),
+      toolExecAddr,
+      db,
+      modelUrl,
+      natsUrl,
+      subject,
+      warmUp: Number(warmUp),
+      samples: Number(samples),
+    });
     await db.end();
     process.stdout.write(`${JSON.stringify({ msg: "done", times })}\n`);
     return;

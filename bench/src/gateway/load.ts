@@ -29,7 +29,16 @@ async function once(options: autocannon.Options): Promise<autocannon.Result> {
 /** autocannon against one route, `repeats` times after a short warm-up. */
 export async function cannon(
   url: string,
-  options: { method: "GET" | "POST"; token: string; body?: unknown; connections: number; seconds: number; repeats: number; pids: Record<string, number>; pool: Pool },
+  options: {
+    method: "GET" | "POST";
+    token: string;
+    body?: unknown;
+    connections: number;
+    seconds: number;
+    repeats: number;
+    pids: Record<string, number>;
+    pool: Pool;
+  },
 ): Promise<CannonResult> {
   const request: autocannon.Options = {
     url,

@@ -59,9 +59,7 @@ function toOpenAi(messages: BaseMessage[]): OpenAI.Chat.Completions.ChatCompleti
 async function main(): Promise<void> {
   const args = JSON.parse(process.argv[2]) as PeerArgs;
   const pool = new pg.Pool({ connectionString: args.databaseUrl, max: args.concurrency + 2, application_name: "steward-bench-langgraph" });
-  await pool.query(
-    `CREATE TABLE IF NOT EXISTS lg_side_effects (run_id uuid NOT NULL, key text NOT NULL, count integer NOT NULL, PRIMARY KEY (run_id, key))`,
-  );
+  await pool.query(`CREATE TABLE IF NOT EXISTS lg_side_effects (run_id uuid NOT NULL, key text NOT NULL, count integer NOT NULL, PRIMARY KEY (run_id, key))`);
   const saver = new PostgresSaver(pool);
   await saver.setup();
   const model = new OpenAI({ baseURL: args.modelUrl, apiKey: "bench", maxRetries: 0, timeout: 60_000 });
@@ -127,7 +125,12 @@ async function main(): Promise<void> {
     }
     const answer = new AIMessage({
       content: text,
-      tool_calls: [...calls.values()].map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.arguments) as Record<string, unknown>, type: "tool_call" as const })),
+      tool_calls: [...calls.values()].map((c) => ({
+        id: c.id,
+        name: c.name,
+        args: JSON.parse(c.arguments) as Record<string, unknown>,
+        type: "tool_call" as const,
+      })),
     });
     const tid = String(config.configurable?.thread_id);
     const list = answers.get(tid) ?? [];
@@ -150,7 +153,12 @@ async function main(): Promise<void> {
     const threadId = randomUUID();
     const t0 = performance.now();
     const out = await graph.invoke(
-      { messages: [{ role: "system", content: SYSTEM }, { role: "user", content: `Count for me [iters:${args.iterations}]` }] },
+      {
+        messages: [
+          { role: "system", content: SYSTEM },
+          { role: "user", content: `Count for me [iters:${args.iterations}]` },
+        ],
+      },
       { configurable: { thread_id: threadId }, recursionLimit: 4 * args.iterations + 10, durability: args.durability },
     );
     const wallMs = performance.now() - t0;
@@ -233,9 +241,13 @@ async function main(): Promise<void> {
       pgPerIteration,
       toolRows: checked.rows[0].n,
       repeatedToolRows: checked.rows[0].bad,
+      // The installed packages' own manifests, read when the run is reported.
       versions: {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
         langgraph: require("@langchain/langgraph/package.json").version,
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
         checkpointPostgres: require("@langchain/langgraph-checkpoint-postgres/package.json").version,
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
         core: require("@langchain/core/package.json").version,
       },
     })}\n`,

@@ -27,7 +27,14 @@ export function verdicts(samples: readonly Sample[], tolerance: number): Verdict
   return services.map((service) => {
     const atBaseline = base?.rss[service] ?? Number.NaN;
     const final = end?.rss[service] ?? Number.NaN;
-    const peak = base ? Math.max(...samples.slice(baseIndex).map((s) => s.rss[service]).filter((v) => !Number.isNaN(v))) : Number.NaN;
+    const peak = base
+      ? Math.max(
+          ...samples
+            .slice(baseIndex)
+            .map((s) => s.rss[service])
+            .filter((v) => !Number.isNaN(v)),
+        )
+      : Number.NaN;
     const ratio = final / atBaseline;
     return {
       service,
@@ -47,7 +54,16 @@ const names: Record<Service, string> = { runner: "agent-runner", toolExec: "tool
 
 export function soakTable(rows: readonly Verdict[], baselineRuns: number, tolerance: number): string {
   const f = (v: number) => (Number.isNaN(v) ? "–" : v.toFixed(0));
-  const head = ["service", `RSS at ${baselineRuns} runs`, "peak", "final", "final/at-base", "after idle", "heap used base → final", `within ${tolerance * 100} %`];
+  const head = [
+    "service",
+    `RSS at ${baselineRuns} runs`,
+    "peak",
+    "final",
+    "final/at-base",
+    "after idle",
+    "heap used base → final",
+    `within ${tolerance * 100} %`,
+  ];
   const body = rows.map((r) => [
     names[r.service],
     `${f(r.atBaseline)} MB`,

@@ -20,11 +20,22 @@ export interface StewardBench {
 /** The processes whose CPU time a measurement accounts for (PostgreSQL and nats-server are added by the meter). */
 export function processIds(bench: StewardBench): Record<string, number> {
   const s = bench.platform.services;
-  return { runner: s.runner.child.pid!, "tool-exec": s.toolExec.child.pid!, policy: s.policy.child.pid!, gateway: s.gateway.child.pid!, "bench (client, model)": process.pid };
+  return {
+    runner: s.runner.child.pid!,
+    "tool-exec": s.toolExec.child.pid!,
+    policy: s.policy.child.pid!,
+    gateway: s.gateway.child.pid!,
+    "bench (client, model)": process.pid,
+  };
 }
 
 /** Creates a scripted run through the gateway; resolves with its id and when the POST was sent (wall ms). */
-export async function createRun(bench: StewardBench, iterations: number, holdMs = 0, tool?: string): Promise<{ id: string; postedAt: number; answeredAt: number }> {
+export async function createRun(
+  bench: StewardBench,
+  iterations: number,
+  holdMs = 0,
+  tool?: string,
+): Promise<{ id: string; postedAt: number; answeredAt: number }> {
   const postedAt = wallMs();
   const res = await bench.client.post("/v1/agents/runs", { input: runInput(iterations, holdMs, tool) }, bench.token);
   const answeredAt = wallMs();

@@ -69,7 +69,10 @@ async function measureBursts(bench: StewardBench, bursts: number): Promise<NonNu
   for (let b = 0; b < bursts; b++) {
     const runs = await Promise.all(Array.from({ length: BURST_RUNS }, () => createRun(bench, 0)));
     await Promise.all(runs.map((run) => bench.watcher.ended(run.id)));
-    const at = await recordedAt(bench, runs.map((run) => run.id));
+    const at = await recordedAt(
+      bench,
+      runs.map((run) => run.id),
+    );
     for (const run of runs) {
       const started = at.get(`${run.id}/run.started`);
       if (started !== undefined) toStarted.push(started - run.postedAt);

@@ -44,7 +44,13 @@ export async function measurePolicy(bench: StewardBench, samples: number): Promi
     action: "knowledge.document.read",
     resource: resourceUid("tool", "knowledge_search"),
     context: { elevated: false, run_id: "", step_no: stepNo },
-    entities: entitiesFor({ tenantId: "bench", userId: "bench-user", roles: ["member"], resource: { type: "tool", id: "knowledge_search" }, toolSafety: "read" }),
+    entities: entitiesFor({
+      tenantId: "bench",
+      userId: "bench-user",
+      roles: ["member"],
+      resource: { type: "tool", id: "knowledge_search" },
+      toolSafety: "read",
+    }),
   });
   const local: number[] = [];
   for (let i = 0; i < samples + 50; i++) {

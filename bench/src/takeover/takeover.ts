@@ -115,7 +115,9 @@ export async function measureTakeover(
   const startRunner = async (label: string): Promise<Runner & { readyMs: number }> => {
     started++;
     const t0 = performance.now();
-    const s = await launcher.startService("agent-runner", env, { logFile: options.logDir ? join(options.logDir, `takeover-${String(started).padStart(2, "0")}-${label}.log`) : undefined });
+    const s = await launcher.startService("agent-runner", env, {
+      logFile: options.logDir ? join(options.logDir, `takeover-${String(started).padStart(2, "0")}-${label}.log`) : undefined,
+    });
     if (s.child.pid) options.ourPids.add(s.child.pid);
     options.cleanup(() => s.stop());
     await s.whenReady({ timeoutMs: 60_000 });
@@ -181,7 +183,9 @@ export async function measureTakeover(
     // The runs would go on for half a minute: cancel them, wait (bounded) until all have ended, stop B.
     for (const id of ids) await bench.client.post(`/v1/agents/runs/${id}/cancel`, {}, bench.token).catch(() => undefined);
     const endStates = await waitUntil("the round's runs to end after their cancel", 60_000, async () => {
-      const { rows } = await pool.query<{ state: string; n: number }>("SELECT state, count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) GROUP BY state", [ids]);
+      const { rows } = await pool.query<{ state: string; n: number }>("SELECT state, count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) GROUP BY state", [
+        ids,
+      ]);
       const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
       return rows.every((r) => ["succeeded", "failed", "cancelled"].includes(r.state)) ? states : undefined;
     });

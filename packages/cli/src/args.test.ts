@@ -34,7 +34,9 @@ describe("parseCommandLine", () => {
     expect(parseCommandLine(["kb", "add", "faq.md", "--title", "FAQ"]).command).toEqual({ name: "kb.add", file: "faq.md", title: "FAQ" });
     expect(parseCommandLine(["policies", "activate", "3"]).command).toEqual({ name: "policies.activate", target: { version: 3 } });
     expect(parseCommandLine(["policies", "activate", "set.cedar"]).command).toEqual({ name: "policies.activate", target: { file: "set.cedar" } });
-    expect(parseCommandLine(["policies", "dry-run", "--action", "tool.invoke", "--user", "mo", "--roles", "member, admin", "--resource", "tool:save_note"]).command).toEqual({
+    expect(
+      parseCommandLine(["policies", "dry-run", "--action", "tool.invoke", "--user", "mo", "--roles", "member, admin", "--resource", "tool:save_note"]).command,
+    ).toEqual({
       name: "policies.dry-run",
       action: "tool.invoke",
       user: "mo",
@@ -123,7 +125,20 @@ describe("the command line of threads, proposals and the admins' run view", () =
   });
 
   it("reads the admins' run list filters as the route's query keys", () => {
-    const cmd = parseCommandLine(["admin", "runs", "--user", "bob", "--state", "failed", "--code", "60405", "--thread", THREAD, "--since", "2026-12-01T00:00:00Z"]).command;
+    const cmd = parseCommandLine([
+      "admin",
+      "runs",
+      "--user",
+      "bob",
+      "--state",
+      "failed",
+      "--code",
+      "60405",
+      "--thread",
+      THREAD,
+      "--since",
+      "2026-12-01T00:00:00Z",
+    ]).command;
     expect(cmd).toEqual({
       name: "admin.runs",
       page: 1,
@@ -151,11 +166,27 @@ describe("the stdio MCP entry", () => {
 describe("the audit commands", () => {
   const SESSION = "7d3c1a52-9f0e-4b8a-8c61-2f4e5d6a7b8c";
   it("read the decision log's filters and the MCP session list's, as the routes' query keys", () => {
-    expect(parseCommandLine(["audit", "decisions", "--mcp-session", SESSION.toUpperCase()]).command).toEqual({ name: "audit.decisions", after: 0, limit: 100, mcpSessionId: SESSION });
-    expect(parseCommandLine(["audit", "decisions", "--run", RUN, "--after", "42", "--limit", "10"]).command).toEqual({ name: "audit.decisions", after: 42, limit: 10, runId: RUN });
+    expect(parseCommandLine(["audit", "decisions", "--mcp-session", SESSION.toUpperCase()]).command).toEqual({
+      name: "audit.decisions",
+      after: 0,
+      limit: 100,
+      mcpSessionId: SESSION,
+    });
+    expect(parseCommandLine(["audit", "decisions", "--run", RUN, "--after", "42", "--limit", "10"]).command).toEqual({
+      name: "audit.decisions",
+      after: 42,
+      limit: 10,
+      runId: RUN,
+    });
     expect(() => parseCommandLine(["audit", "decisions", "--mcp-session", "abc"])).toThrow("not a session id: abc");
     expect(() => parseCommandLine(["audit", "decisions", "--limit", "1001"])).toThrow("--limit must be a whole number from 1 to 1000");
-    expect(parseCommandLine(["audit", "mcp-sessions", "--user", "mo", "--open"]).command).toEqual({ name: "audit.mcp-sessions", page: 1, pageSize: 20, user: "mo", open: true });
+    expect(parseCommandLine(["audit", "mcp-sessions", "--user", "mo", "--open"]).command).toEqual({
+      name: "audit.mcp-sessions",
+      page: 1,
+      pageSize: 20,
+      user: "mo",
+      open: true,
+    });
     expect(parseCommandLine(["audit", "mcp-sessions"]).command).toEqual({ name: "audit.mcp-sessions", page: 1, pageSize: 20, open: false });
     expect(() => parseCommandLine(["audit", "mcp-sessions", "--run", RUN])).toThrow("--run does not go with `audit mcp-sessions`");
     expect(() => parseCommandLine(["audit", "runs"])).toThrow("audit takes one of: decisions, mcp-sessions (not runs)");

@@ -171,7 +171,10 @@ function exactly(args: string[], count: number, what: string): void {
 
 function roleList(raw: string | undefined, fallback: string[]): string[] {
   if (raw === undefined) return fallback;
-  return raw.split(",").map((r) => r.trim()).filter(Boolean);
+  return raw
+    .split(",")
+    .map((r) => r.trim())
+    .filter(Boolean);
 }
 
 /** Parses the command line (without `node` and the script): the command and its options, or a UsageError. */
@@ -211,8 +214,16 @@ function commandOf(name: string, args: string[], v: Values): Command {
   switch (name) {
     case "login": {
       exactly(args, 0, "login takes options only");
-      if (v["token-stdin"] && (v.tenant || v.user || v.roles || v.ttl)) throw new UsageError("--token-stdin stores a given token: --tenant, --user, --roles, --ttl mint one");
-      return { name, tokenStdin: v["token-stdin"] === true, tenant: v.tenant ?? "demo", user: v.user ?? "demo-user", roles: roleList(v.roles, ["member"]), ttl: v.ttl ?? "12h" };
+      if (v["token-stdin"] && (v.tenant || v.user || v.roles || v.ttl))
+        throw new UsageError("--token-stdin stores a given token: --tenant, --user, --roles, --ttl mint one");
+      return {
+        name,
+        tokenStdin: v["token-stdin"] === true,
+        tenant: v.tenant ?? "demo",
+        user: v.user ?? "demo-user",
+        roles: roleList(v.roles, ["member"]),
+        ttl: v.ttl ?? "12h",
+      };
     }
     case "token":
     case "status":

@@ -35,7 +35,8 @@ export function developmentSecretAvailable(env: NodeJS.ProcessEnv, home: string)
  */
 export async function mintDevelopmentToken(env: NodeJS.ProcessEnv, home: string, claims: DevClaims): Promise<string> {
   const built = join(repositoryRoot, "services", "gateway", "dist", "tools.js");
-  if (!existsSync(built)) throw new UsageError("the gateway is not built yet: run `npm run build` (or `npm start`) first, or give a token with `steward login --token-stdin`");
+  if (!existsSync(built))
+    throw new UsageError("the gateway is not built yet: run `npm run build` (or `npm start`) first, or give a token with `steward login --token-stdin`");
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const tools = require(built) as GatewayTools;
   const secret = env.STEWARD_JWT_SECRET || tools.developmentSecret(secretFile(home));

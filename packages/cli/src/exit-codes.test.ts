@@ -24,7 +24,9 @@ describe("exit codes", () => {
   });
 
   it("says a problem's status, code, title and detail", () => {
-    expect(new ApiError({ status: 409, title: "Conflict", detail: "the run is not awaiting input", code: 10090 }).message).toBe("409 / 10090 Conflict: the run is not awaiting input");
+    expect(new ApiError({ status: 409, title: "Conflict", detail: "the run is not awaiting input", code: 10090 }).message).toBe(
+      "409 / 10090 Conflict: the run is not awaiting input",
+    );
     expect(new ApiError({ status: 404, title: "Not Found", detail: "Not Found", code: 10050 }).message).toBe("404 / 10050 Not Found");
   });
 });

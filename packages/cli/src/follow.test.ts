@@ -75,8 +75,7 @@ const noSpinner = { start() {}, stop() {} };
 
 describe("following a run", () => {
   it("answers a question with the next line (a number picks the option) and goes on to the end", async () => {
-    let fake: ReturnType<typeof fakeApi>;
-    fake = fakeApi([
+    const fake: ReturnType<typeof fakeApi> = fakeApi([
       () =>
         streamOf([
           sse(1, "run.queued"),
@@ -93,8 +92,7 @@ describe("following a run", () => {
   });
 
   it("approves a confirmation bound to its fingerprint after an unclear answer", async () => {
-    let fake: ReturnType<typeof fakeApi>;
-    fake = fakeApi([
+    const fake: ReturnType<typeof fakeApi> = fakeApi([
       () =>
         streamOf([
           sse(1, "confirmation_required", { tool_name: "save_note", arguments: "{}", fingerprint: FP }),

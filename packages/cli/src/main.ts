@@ -87,7 +87,10 @@ function hintFor(err: ApiError): string {
 }
 
 /** Runs the CLI; resolves with the exit code. Errors are printed to stderr, without the token. */
-export async function main(argv: readonly string[], io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
   const errStyle = createStyle(colourWanted(io.stderr, io.env));
   const reader = createLineReader(io.stdin, io.stderr);
   try {
@@ -138,4 +141,3 @@ export async function main(argv: readonly string[], io: Io = { stdin: process.st
     reader.close();
   }
 }
-

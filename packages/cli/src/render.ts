@@ -24,7 +24,11 @@ export function formatArguments(raw: unknown): string {
 
 function formatError(error: unknown): string {
   const e = (error ?? {}) as Record<string, unknown>;
-  const where = [e.tool_name ? `tool ${str(e.tool_name)}` : "", e.step_no ? `step ${str(e.step_no)}` : "", e.cycle_length ? `cycle of ${str(e.cycle_length)}` : ""]
+  const where = [
+    e.tool_name ? `tool ${str(e.tool_name)}` : "",
+    e.step_no ? `step ${str(e.step_no)}` : "",
+    e.cycle_length ? `cycle of ${str(e.cycle_length)}` : "",
+  ]
     .filter(Boolean)
     .join(", ");
   return `${str(e.code)} ${str(e.message)}${where ? ` (${where})` : ""}`.trim();

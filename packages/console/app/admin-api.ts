@@ -88,8 +88,7 @@ export const decisions = (query: { after: number; limit: number; runId?: string;
 };
 
 export const knowledge = {
-  list: (page: number, pageSize: number) =>
-    api<Page<KnowledgeDocument>>("GET", `/v1/knowledge/documents?page=${page}&page_size=${pageSize}`),
+  list: (page: number, pageSize: number) => api<Page<KnowledgeDocument>>("GET", `/v1/knowledge/documents?page=${page}&page_size=${pageSize}`),
   add: (body: { title: string; body: string; format: "text" | "markdown" }) => api<{ id: string; title: string }>("POST", "/v1/knowledge/documents", body),
   remove: (id: string) => api<null>("DELETE", `/v1/knowledge/documents/${encodeURIComponent(id)}`),
 };

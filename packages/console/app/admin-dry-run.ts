@@ -15,7 +15,15 @@ export function renderDryRun(sets: () => readonly PolicySet[]): HTMLElement {
   const field = (id: string, label: string, input: HTMLElement) => h("div", {}, h("label", { for: id }, label), input);
   const user = h("input", { id: "dry-user", type: "text", required: true, maxlength: "256", autocomplete: "off", value: "alice" });
   const roles = h("input", { id: "dry-roles", type: "text", maxlength: "2000", autocomplete: "off", value: "member", "aria-describedby": "dry-roles-hint" });
-  const action = h("input", { id: "dry-action", type: "text", required: true, maxlength: "128", list: "dry-points", autocomplete: "off", value: "knowledge.document.read" });
+  const action = h("input", {
+    id: "dry-action",
+    type: "text",
+    required: true,
+    maxlength: "128",
+    list: "dry-points",
+    autocomplete: "off",
+    value: "knowledge.document.read",
+  });
   const type = h("input", { id: "dry-type", type: "text", maxlength: "32", list: "dry-types", autocomplete: "off", value: "tool" });
   const id = h("input", { id: "dry-id", type: "text", maxlength: "256", autocomplete: "off", value: "knowledge_search" });
   const version = h("select", { id: "dry-version" });
@@ -25,7 +33,11 @@ export function renderDryRun(sets: () => readonly PolicySet[]): HTMLElement {
   // The versions are read when the form is used: the list above may have changed since it was drawn.
   const fillVersions = () => {
     const chosen = version.value;
-    replace(version, h("option", { value: "" }, "the active set"), ...[...sets()].reverse().map((s) => h("option", { value: String(s.version) }, `version ${s.version} (${s.status})`)));
+    replace(
+      version,
+      h("option", { value: "" }, "the active set"),
+      ...[...sets()].reverse().map((s) => h("option", { value: String(s.version) }, `version ${s.version} (${s.status})`)),
+    );
     version.value = [...version.options].some((o) => o.value === chosen) ? chosen : "";
   };
   version.addEventListener("focus", fillVersions);
@@ -44,7 +56,10 @@ export function renderDryRun(sets: () => readonly PolicySet[]): HTMLElement {
           const answer = await policies.dryRun({
             ...(version.value ? { version: Number(version.value) } : {}),
             user_id: user.value.trim(),
-            roles: roles.value.split(",").map((r) => r.trim()).filter(Boolean),
+            roles: roles.value
+              .split(",")
+              .map((r) => r.trim())
+              .filter(Boolean),
             action: action.value.trim(),
             resource: { type: type.value.trim(), id: id.value.trim() },
             elevated: elevated.checked,
@@ -77,7 +92,13 @@ export function renderDryRun(sets: () => readonly PolicySet[]): HTMLElement {
       "div",
       { class: "row" },
       field("dry-user", "User", user),
-      h("div", {}, h("label", { for: "dry-roles" }, "Roles"), roles, h("p", { class: "muted hint", id: "dry-roles-hint" }, "Comma-separated, e.g. member, auditor")),
+      h(
+        "div",
+        {},
+        h("label", { for: "dry-roles" }, "Roles"),
+        roles,
+        h("p", { class: "muted hint", id: "dry-roles-hint" }, "Comma-separated, e.g. member, auditor"),
+      ),
       field("dry-action", "Action", action),
     ),
     h("div", { class: "row" }, field("dry-type", "Resource type", type), field("dry-id", "Resource id", id), field("dry-version", "Policy set", version)),

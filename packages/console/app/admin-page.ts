@@ -52,7 +52,15 @@ export function confirmStep(
     },
     options.confirm,
   );
-  const panel = h("div", { class: "confirm", role: "group", id: options.id, "aria-labelledby": `${options.id}-text` }, h("p", { id: `${options.id}-text` }, ...options.message), go, " ", cancel, error);
+  const panel = h(
+    "div",
+    { class: "confirm", role: "group", id: options.id, "aria-labelledby": `${options.id}-text` },
+    h("p", { id: `${options.id}-text` }, ...options.message),
+    go,
+    " ",
+    cancel,
+    error,
+  );
   const close = () => {
     panel.remove();
     host.hidden = true;

@@ -37,7 +37,11 @@ export async function api<T>(method: string, path: string, body?: unknown, token
   if (!res.ok) {
     const problem = (parsed ?? {}) as { detail?: unknown; code?: unknown };
     if (res.status === 401 && token) onUnauthenticated();
-    throw new ApiError(res.status, typeof problem.code === "number" ? problem.code : undefined, typeof problem.detail === "string" ? problem.detail : `HTTP ${res.status}`);
+    throw new ApiError(
+      res.status,
+      typeof problem.code === "number" ? problem.code : undefined,
+      typeof problem.detail === "string" ? problem.detail : `HTTP ${res.status}`,
+    );
   }
   return parsed as T;
 }

@@ -47,6 +47,5 @@ export interface AdminRunFilter {
 export const adminRuns = {
   list: (filter: AdminRunFilter, page = 1) => api<Page<AdminRun>>("GET", `/v1/admin/runs${query({ ...filter, page, page_size: 50 })}`),
   get: (runId: string) => api<AdminRun>("GET", `/v1/admin/runs/${id(runId)}`),
-  events: (runId: string, after = 0) =>
-    api<EventPage>("GET", `/v1/admin/runs/${id(runId)}/events${query({ after, limit: 1000 })}`),
+  events: (runId: string, after = 0) => api<EventPage>("GET", `/v1/admin/runs/${id(runId)}/events${query({ after, limit: 1000 })}`),
 };

@@ -11,7 +11,8 @@ export interface RunEvent {
   readonly recorded_at?: string;
 }
 
-const asObject = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v });
+const asObject = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
 
 export function eventOf(message: SseMessage): RunEvent {
   let parsed: unknown;

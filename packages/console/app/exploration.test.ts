@@ -13,11 +13,18 @@ describe("explorationOf", () => {
     expect(explorationOf(spent)).toEqual({ used: 7, blocked: true });
     const asked = [...spent, { type: "ask_user", data: { call_id: "e9", question: "[[EXPLORATION_BUDGET]] Go on?" } }];
     expect(explorationOf([...asked, { type: "input.received", data: { call_id: "e9", answer: "Stop for now" } }])).toEqual({ used: 7, blocked: false });
-    expect(explorationOf([...asked, { type: "input.received", data: { call_id: "e9", answer: "Continue exploring" } }, result(true)])).toEqual({ used: 1, blocked: false });
+    expect(explorationOf([...asked, { type: "input.received", data: { call_id: "e9", answer: "Continue exploring" } }, result(true)])).toEqual({
+      used: 1,
+      blocked: false,
+    });
   });
 
   it("is not reset by the answer to an ordinary question", () => {
-    const events = [result(true), { type: "ask_user", data: { call_id: "q0", question: "Which region?" } }, { type: "input.received", data: { call_id: "q0", answer: "Continue exploring" } }];
+    const events = [
+      result(true),
+      { type: "ask_user", data: { call_id: "q0", question: "Which region?" } },
+      { type: "input.received", data: { call_id: "q0", answer: "Continue exploring" } },
+    ];
     expect(explorationOf(events)).toEqual({ used: 1, blocked: false });
   });
 });

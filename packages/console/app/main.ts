@@ -14,7 +14,13 @@ let adminFor: { token: string; admin: Promise<boolean> } | undefined;
 
 function isAdmin(token: string): Promise<boolean> {
   if (adminFor?.token !== token) {
-    adminFor = { token, admin: api("GET", "/v1/admin/status").then(() => true, () => false) };
+    adminFor = {
+      token,
+      admin: api("GET", "/v1/admin/status").then(
+        () => true,
+        () => false,
+      ),
+    };
   }
   return adminFor.admin;
 }

@@ -6,8 +6,25 @@ describe("parseMarkdown", () => {
     const source = "# Refunds\r\nYou have **30 days**\nto ask.\n\n- keep the receipt\n- ask `support`\n\n1. first\n\n```\n<b>not html</b>\n```";
     expect(parseMarkdown(source)).toEqual([
       { kind: "heading", level: 3, inline: [{ kind: "text", text: "Refunds" }] },
-      { kind: "paragraph", inline: [{ kind: "text", text: "You have " }, { kind: "strong", children: [{ kind: "text", text: "30 days" }] }, { kind: "text", text: " to ask." }] },
-      { kind: "list", ordered: false, items: [[{ kind: "text", text: "keep the receipt" }], [{ kind: "text", text: "ask " }, { kind: "code", text: "support" }]] },
+      {
+        kind: "paragraph",
+        inline: [
+          { kind: "text", text: "You have " },
+          { kind: "strong", children: [{ kind: "text", text: "30 days" }] },
+          { kind: "text", text: " to ask." },
+        ],
+      },
+      {
+        kind: "list",
+        ordered: false,
+        items: [
+          [{ kind: "text", text: "keep the receipt" }],
+          [
+            { kind: "text", text: "ask " },
+            { kind: "code", text: "support" },
+          ],
+        ],
+      },
       { kind: "list", ordered: true, items: [[{ kind: "text", text: "first" }]] },
       { kind: "code", text: "<b>not html</b>" },
     ]);
@@ -29,7 +46,13 @@ describe("parseInline", () => {
 
   it("nests emphasis in bold, and leaves markup inside code alone", () => {
     expect(parseInline("**a _b_** `*c*`")).toEqual([
-      { kind: "strong", children: [{ kind: "text", text: "a " }, { kind: "em", children: [{ kind: "text", text: "b" }] }] },
+      {
+        kind: "strong",
+        children: [
+          { kind: "text", text: "a " },
+          { kind: "em", children: [{ kind: "text", text: "b" }] },
+        ],
+      },
       { kind: "text", text: " " },
       { kind: "code", text: "*c*" },
     ]);

@@ -4,14 +4,17 @@ import { createSseParser, followEvents, type SseMessage } from "./sse";
 function parsed(chunks: string[]): { messages: SseMessage[]; retries: number[] } {
   const messages: SseMessage[] = [];
   const retries: number[] = [];
-  const parse = createSseParser((m) => messages.push(m), (ms) => retries.push(ms));
+  const parse = createSseParser(
+    (m) => messages.push(m),
+    (ms) => retries.push(ms),
+  );
   for (const chunk of chunks) parse(chunk);
   return { messages, retries };
 }
 
 describe("createSseParser", () => {
   it("reads event, multi-line data, id and retry across chunk boundaries and line endings; skips comments", () => {
-    const { messages, retries } = parsed([": hello\n", "retry: 25\r\nid: 7\r", "\nevent: thought\ndata: {\"a\":", "1}\ndata: two\n", "\n", "data: bare\n\n"]);
+    const { messages, retries } = parsed([": hello\n", "retry: 25\r\nid: 7\r", '\nevent: thought\ndata: {"a":', "1}\ndata: two\n", "\n", "data: bare\n\n"]);
     expect(messages).toEqual([
       { event: "thought", data: '{"a":1}\ntwo', id: "7" },
       { event: "message", data: "bare" },
@@ -36,7 +39,10 @@ describe("createSseParser", () => {
 
 /** A response whose body streams `text` and then closes. */
 const streamed = (text: string) =>
-  new Response(new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode(text)), c.close()) }), { status: 200, headers: { "content-type": "text/event-stream" } });
+  new Response(new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode(text)), c.close()) }), {
+    status: 200,
+    headers: { "content-type": "text/event-stream" },
+  });
 
 describe("followEvents", () => {
   it("resumes a stream that closed before the terminal event with Last-Event-ID, and ends after it", async () => {
@@ -74,7 +80,14 @@ describe("followEvents", () => {
     globalThis.fetch = (async () => new Response(JSON.stringify({ detail: "run not found" }), { status: 404 })) as typeof fetch;
     const statuses: [string, string | undefined][] = [];
     try {
-      await followEvents({ path: "/x", token: "t", signal: new AbortController().signal, finished: () => false, onMessage: () => undefined, onStatus: (s, d) => statuses.push([s, d]) });
+      await followEvents({
+        path: "/x",
+        token: "t",
+        signal: new AbortController().signal,
+        finished: () => false,
+        onMessage: () => undefined,
+        onStatus: (s, d) => statuses.push([s, d]),
+      });
     } finally {
       globalThis.fetch = realFetch;
     }

@@ -13,7 +13,18 @@ export function drawLedger(target: HTMLElement, lines: readonly LedgerLine[]): v
       "table",
       { class: "ledger" },
       h("caption", { class: "visually-hidden" }, "Tool steps, newest first"),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Step"), h("th", { scope: "col" }, "Tool"), h("th", { scope: "col" }, "Outcome"), h("th", { scope: "col" }, "Result"))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", { scope: "col" }, "Step"),
+          h("th", { scope: "col" }, "Tool"),
+          h("th", { scope: "col" }, "Outcome"),
+          h("th", { scope: "col" }, "Result"),
+        ),
+      ),
       h(
         "tbody",
         {},

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@jest/globals";
 import { ledgerOf } from "./step-ledger";
 
-const result = (step_no: number, tool_name: string, result_code: string, result: unknown) => ({ type: "tool_result", data: { step_no, tool_name, result_code, result } });
+const result = (step_no: number, tool_name: string, result_code: string, result: unknown) => ({
+  type: "tool_result",
+  data: { step_no, tool_name, result_code, result },
+});
 
 describe("ledgerOf", () => {
   it("lists the tool steps newest first with their outcome, leaving out questions to the user and other events", () => {

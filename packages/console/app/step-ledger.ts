@@ -22,7 +22,12 @@ export function ledgerOf(events: readonly { readonly type: string; readonly data
   const lines: LedgerLine[] = [];
   for (const e of events) {
     if (e.type !== "tool_result" || e.data.tool_name === "ask_user") continue;
-    lines.push({ step: Number(e.data.step_no), tool: String(e.data.tool_name ?? "?"), code: String(e.data.result_code ?? "?"), preview: preview(e.data.result) });
+    lines.push({
+      step: Number(e.data.step_no),
+      tool: String(e.data.tool_name ?? "?"),
+      code: String(e.data.result_code ?? "?"),
+      preview: preview(e.data.result),
+    });
   }
   return lines.reverse();
 }

@@ -20,7 +20,13 @@ export function evidenceList(evidence: unknown): HTMLElement | null {
           ? h("a", { class: "evidence-link", href: `#/knowledge/${encodeURIComponent(str(e.document_id))}` }, h("strong", {}, e.title || "untitled"))
           : h("strong", {}, e.title || "untitled"),
         " ",
-        h("span", { class: "muted" }, "document ", h("code", { class: "document-id" }, str(e.document_id)), typeof e.score === "number" ? `, score ${e.score.toFixed(2)}` : ""),
+        h(
+          "span",
+          { class: "muted" },
+          "document ",
+          h("code", { class: "document-id" }, str(e.document_id)),
+          typeof e.score === "number" ? `, score ${e.score.toFixed(2)}` : "",
+        ),
         e.snippet ? h("blockquote", {}, e.snippet) : null,
       ),
     ),
@@ -64,7 +70,15 @@ export function createTimeline(): { element: HTMLOListElement; add(event: RunEve
         const ok = str(d.result_code) === "ok";
         const result = d.result === undefined || d.result === null ? null : code(typeof d.result === "string" ? d.result : JSON.stringify(d.result, null, 2));
         return void push(
-          item("result", "tool result", h("strong", {}, str(d.tool_name)), ": ", h("span", { class: ok ? "ok" : "warn" }, str(d.result_code)), result, evidenceList(d.evidence)),
+          item(
+            "result",
+            "tool result",
+            h("strong", {}, str(d.tool_name)),
+            ": ",
+            h("span", { class: ok ? "ok" : "warn" }, str(d.result_code)),
+            result,
+            evidenceList(d.evidence),
+          ),
         );
       }
       case "ask_user": {
@@ -77,11 +91,24 @@ export function createTimeline(): { element: HTMLOListElement; add(event: RunEve
         return void push(item("ask", "approval needed", h("strong", {}, str(d.tool_name)), code(prettyArguments(d.arguments))));
       case "confirmation.decided":
         // The channel the person decided through (recorded since channels are; docs/security.md).
-        return void push(item("info", d.decision === "approve" ? "approved" : "rejected", str(d.call_id), d.channel ? h("span", { class: "muted" }, ` via ${str(d.channel)}`) : null));
+        return void push(
+          item(
+            "info",
+            d.decision === "approve" ? "approved" : "rejected",
+            str(d.call_id),
+            d.channel ? h("span", { class: "muted" }, ` via ${str(d.channel)}`) : null,
+          ),
+        );
       case "knowledge.proposed":
         // Queued for review: it is used only once a person applies it (Knowledge proposals).
         return void push(
-          item("info", "knowledge proposed", h("strong", {}, str(d.title)), " ", h("span", { class: "muted" }, "pending review, proposal ", h("code", {}, str(d.proposal_id)))),
+          item(
+            "info",
+            "knowledge proposed",
+            h("strong", {}, str(d.title)),
+            " ",
+            h("span", { class: "muted" }, "pending review, proposal ", h("code", {}, str(d.proposal_id))),
+          ),
         );
       case "circuit.opened":
         return void push(item("warn", "circuit open", `${str(d.tool_name)} failed ${str(d.failures)} times in a row`));
@@ -125,7 +152,11 @@ export function createTimeline(): { element: HTMLOListElement; add(event: RunEve
       case "context.compacted": {
         const calls = Array.isArray(d.call_ids) ? d.call_ids.length : 0;
         return void push(
-          item("warn", "compacted", `${calls} older tool result${calls === 1 ? "" : "s"} shortened to fit the model's window: ${str(d.tokens_before)} → ${str(d.tokens_after)} tokens`),
+          item(
+            "warn",
+            "compacted",
+            `${calls} older tool result${calls === 1 ? "" : "s"} shortened to fit the model's window: ${str(d.tokens_before)} → ${str(d.tokens_after)} tokens`,
+          ),
         );
       }
       case "run.cancel_requested":

@@ -45,7 +45,6 @@ export interface Waterfall {
 }
 
 const TERMINAL = new Set(["run.succeeded", "run.failed", "run.cancelled"]);
-const MODEL_ANSWERS = new Set(["thought", "message", "message.truncated"]);
 /**
  * Appended by someone other than the runner in its loop, or in the same commit as a model answer: never the
  * moment a model call began. (A cancel request arrives from the creator while the model is being asked; a

@@ -22,7 +22,7 @@ function recursive(value: unknown): string {
 /** A seeded generator of JSON-like values: every kind, odd keys and strings, some undefined members. */
 function values(seed: number, count: number): unknown[] {
   let s = seed;
-  const next = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const next = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
   const strings = ["", "a", "é", "e\u0301", "Å", "A\u030a", "😀", "\u0000", '"\\', "z", "Z", "10", "2"];
   const make = (depth: number): unknown => {
     const r = next();

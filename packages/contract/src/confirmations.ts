@@ -14,11 +14,7 @@ function covers(record: ConfirmationRecord, callId: string, fingerprint: string)
 }
 
 /** The latest confirmation that covers this call, if any was asked for. */
-export function confirmationFor(
-  records: readonly ConfirmationRecord[],
-  callId: string,
-  fingerprint: string,
-): ConfirmationRecord | undefined {
+export function confirmationFor(records: readonly ConfirmationRecord[], callId: string, fingerprint: string): ConfirmationRecord | undefined {
   for (let i = records.length - 1; i >= 0; i--) {
     if (covers(records[i], callId, fingerprint)) return records[i];
   }

@@ -4,14 +4,7 @@ import type { IsoMicros } from "./time";
 export type RunMode = "agent" | "ask";
 
 /** The lifecycle states of a run (SPEC §2). */
-export type RunStatus =
-  | "queued"
-  | "running"
-  | "awaiting_input"
-  | "awaiting_confirmation"
-  | "succeeded"
-  | "failed"
-  | "cancelled";
+export type RunStatus = "queued" | "running" | "awaiting_input" | "awaiting_confirmation" | "succeeded" | "failed" | "cancelled";
 
 export const terminalStatuses: readonly RunStatus[] = ["succeeded", "failed", "cancelled"];
 

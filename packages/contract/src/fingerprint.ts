@@ -6,11 +6,7 @@ import { canonicalJson } from "./canonical-json";
  * equal fingerprints, which drives cycle detection and the idempotency record of a tool's result.
  */
 export function toolFingerprint(toolName: string, normalisedInput: unknown): string {
-  return createHash("sha256")
-    .update(toolName)
-    .update("\u0000")
-    .update(canonicalJson(normalisedInput))
-    .digest("hex");
+  return createHash("sha256").update(toolName).update("\u0000").update(canonicalJson(normalisedInput)).digest("hex");
 }
 
 /**

@@ -67,14 +67,7 @@ export { requestRun } from "./run/run-request";
 export { deadlineFailure, unansweredFailure } from "./run/deadline";
 export { runFailed, runCancelled, unfoldableError } from "./run/endings";
 export type { ThreadEvent, ThreadEventType, ThreadCreated, ThreadForked, ThreadOrigin, ThreadRunAdded, ThreadArchived } from "./thread-events";
-export {
-  evolveThread,
-  foldThread,
-  initialThreadState,
-  threadSnapshotOf,
-  type ThreadState,
-  type ThreadSnapshot,
-} from "./thread-fold";
+export { evolveThread, foldThread, initialThreadState, threadSnapshotOf, type ThreadState, type ThreadSnapshot } from "./thread-fold";
 export { confirmationFor, recordDecision, type ConfirmationRecord } from "./confirmations";
 export { detectCycle, consecutiveFailures, type Cycle } from "./tool-history";
 export {

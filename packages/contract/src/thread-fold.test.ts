@@ -21,14 +21,24 @@ describe("the thread fold", () => {
   });
 
   it("given a thread, when it is archived, then it is archived at that moment and keeps its runs", () => {
-    const state = foldThread([created, added("r1", "2026-12-01T10:01:00.000000Z"), { type: "thread.archived", data: { archived_by: "ana", archived_at: "2026-12-01T11:00:00.000000Z" } }]);
+    const state = foldThread([
+      created,
+      added("r1", "2026-12-01T10:01:00.000000Z"),
+      { type: "thread.archived", data: { archived_by: "ana", archived_at: "2026-12-01T11:00:00.000000Z" } },
+    ]);
     expect(state).toMatchObject({ status: "archived", archived_at: "2026-12-01T11:00:00.000000Z", updated_at: "2026-12-01T11:00:00.000000Z", run_count: 1 });
   });
 
   it("given a fork's creation, then it names its origin and inherited runs, and counts only the runs added to it", () => {
     const forked: ThreadEvent = { type: "thread.forked", data: { forked_from: { thread_id: "t0", run_id: "r2" }, inherited_run_ids: ["r1", "r2"] } };
     const state = foldThread([created, forked, added("r3", "2026-12-01T10:03:00.000000Z")]);
-    expect(state).toMatchObject({ forked_from: { thread_id: "t0", run_id: "r2" }, inherited_run_ids: ["r1", "r2"], run_count: 1, last_run_id: "r3", version: 3 });
+    expect(state).toMatchObject({
+      forked_from: { thread_id: "t0", run_id: "r2" },
+      inherited_run_ids: ["r1", "r2"],
+      run_count: 1,
+      last_run_id: "r3",
+      version: 3,
+    });
     expect(threadSnapshotOf("t1", state).forked_from).toEqual({ thread_id: "t0", run_id: "r2" });
     expect(threadSnapshotOf("t1", foldThread([created, forked])).updated_at).toBe(created.data.created_at);
   });

@@ -1,6 +1,14 @@
 export { createPdp, defaultPolicyDir, type Pdp, type PdpOptions } from "./app/create-pdp";
 export { NoActiveSetError, createActiveSets, type ActiveSet, type ActiveSets, type ActiveSetsOptions } from "./app/active-sets";
-export { createDecisionHandler, type DecisionAnswer, type DecisionHandler, type DecisionPoint, type DecisionQuery, type EvaluateOptions, type Evaluation } from "./app/decide-request";
+export {
+  createDecisionHandler,
+  type DecisionAnswer,
+  type DecisionHandler,
+  type DecisionPoint,
+  type DecisionQuery,
+  type EvaluateOptions,
+  type Evaluation,
+} from "./app/decide-request";
 export { createKnownRoles, type KnownRoles, type RolesFact } from "./app/known-roles";
 export { decisionOf, unknownActionDecision, type CedarVerdict, type Decision, type ElevationState } from "./domain/decide";
 export { entitiesFor, resourceUid } from "./domain/entities";

@@ -3,7 +3,10 @@
  * process with a message that names the variable and never echoes a secret's value.
  */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`);
     this.name = "ConfigError";
   }
@@ -33,58 +36,79 @@ function checkUrl(v: string, protocols: readonly string[], name: string): string
 }
 
 export const env = {
-  string: (fallback?: string): Parser<string> => (raw, name) => orDefault(raw, fallback, name, (v) => v),
+  string:
+    (fallback?: string): Parser<string> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => v),
   optional: (): Parser<string | undefined> => (raw) => (raw === undefined || raw === "" ? undefined : raw),
-  secret: (minLength: number): Parser<string | undefined> => (raw, name) => {
-    if (raw === undefined || raw === "") return undefined;
-    if (raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
-    return raw;
-  },
-  url: (protocols: readonly string[], fallback?: string): Parser<string> => (raw, name) =>
-    orDefault(raw, fallback, name, (v) => checkUrl(v, protocols, name)),
+  secret:
+    (minLength: number): Parser<string | undefined> =>
+    (raw, name) => {
+      if (raw === undefined || raw === "") return undefined;
+      if (raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+      return raw;
+    },
+  url:
+    (protocols: readonly string[], fallback?: string): Parser<string> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => checkUrl(v, protocols, name)),
   /** A URL that may be left unset (undefined); a value that is set must be a URL of one of `protocols`. */
-  optionalUrl: (protocols: readonly string[]): Parser<string | undefined> => (raw, name) =>
-    raw === undefined || raw === "" ? undefined : checkUrl(raw, protocols, name),
+  optionalUrl:
+    (protocols: readonly string[]): Parser<string | undefined> =>
+    (raw, name) =>
+      raw === undefined || raw === "" ? undefined : checkUrl(raw, protocols, name),
   /** One URL or several separated by commas (a cluster's seed servers); the value is kept as written. */
-  urlList: (protocols: readonly string[], fallback?: string): Parser<string> => (raw, name) =>
-    orDefault(raw, fallback, name, (v) => {
-      const parts = v.split(",").map((part) => part.trim());
-      if (parts.some((part) => part === "")) throw new ConfigError(name, "has an empty entry");
-      for (const part of parts) checkUrl(part, protocols, name);
-      return parts.join(",");
-    }),
-  port: (fallback?: number): Parser<number> => (raw, name) =>
-    orDefault(raw, fallback, name, (v) => {
-      const n = Number(v);
-      if (!/^\d+$/.test(v) || n > 65535) throw new ConfigError(name, "must be a port number 0-65535");
-      return n;
-    }),
-  hostPort: (fallback?: string): Parser<string> => (raw, name) =>
-    orDefault(raw, fallback, name, (v) => {
-      const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);
-      if (!m || Number(m[2]) > 65535) throw new ConfigError(name, "must be host:port");
-      return v;
-    }),
-  oneOf: <T extends string>(values: readonly T[], fallback?: T): Parser<T> => (raw, name) =>
-    orDefault(raw, fallback, name, (v) => {
-      if (!(values as readonly string[]).includes(v)) {
-        throw new ConfigError(name, `must be one of ${values.join(", ")}`);
-      }
-      return v as T;
-    }),
-  int: (min: number, max: number, fallback?: number): Parser<number> => (raw, name) =>
-    orDefault(raw, fallback, name, (v) => {
-      const n = Number(v);
-      if (!/^-?\d+$/.test(v) || n < min || n > max) throw new ConfigError(name, `must be an integer ${min}-${max}`);
-      return n;
-    }),
+  urlList:
+    (protocols: readonly string[], fallback?: string): Parser<string> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => {
+        const parts = v.split(",").map((part) => part.trim());
+        if (parts.some((part) => part === "")) throw new ConfigError(name, "has an empty entry");
+        for (const part of parts) checkUrl(part, protocols, name);
+        return parts.join(",");
+      }),
+  port:
+    (fallback?: number): Parser<number> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => {
+        const n = Number(v);
+        if (!/^\d+$/.test(v) || n > 65535) throw new ConfigError(name, "must be a port number 0-65535");
+        return n;
+      }),
+  hostPort:
+    (fallback?: string): Parser<string> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => {
+        const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);
+        if (!m || Number(m[2]) > 65535) throw new ConfigError(name, "must be host:port");
+        return v;
+      }),
+  oneOf:
+    <T extends string>(values: readonly T[], fallback?: T): Parser<T> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => {
+        if (!(values as readonly string[]).includes(v)) {
+          throw new ConfigError(name, `must be one of ${values.join(", ")}`);
+        }
+        return v as T;
+      }),
+  int:
+    (min: number, max: number, fallback?: number): Parser<number> =>
+    (raw, name) =>
+      orDefault(raw, fallback, name, (v) => {
+        const n = Number(v);
+        if (!/^-?\d+$/.test(v) || n < min || n > max) throw new ConfigError(name, `must be an integer ${min}-${max}`);
+        return n;
+      }),
   /** An on/off switch: `1` or `true` is on, `0` or `false` is off; unset or empty is `fallback` (off unless given). */
-  flag: (fallback = false): Parser<boolean> => (raw, name) => {
-    if (raw === undefined || raw === "") return fallback;
-    if (raw === "0" || raw === "false") return false;
-    if (raw === "1" || raw === "true") return true;
-    throw new ConfigError(name, "must be 1 (on) or 0 (off)");
-  },
+  flag:
+    (fallback = false): Parser<boolean> =>
+    (raw, name) => {
+      if (raw === undefined || raw === "") return fallback;
+      if (raw === "0" || raw === "false") return false;
+      if (raw === "1" || raw === "true") return true;
+      throw new ConfigError(name, "must be 1 (on) or 0 (off)");
+    },
   namespace: (): Parser<string> => (raw, name) =>
     orDefault(raw, "", name, (v) => {
       if (!/^[a-z][a-z0-9_]{0,31}$/.test(v)) throw new ConfigError(name, "must match [a-z][a-z0-9_]{0,31}");
@@ -93,10 +117,7 @@ export const env = {
 };
 
 /** Parses every variable of a spec; collects all problems so that one boot names them all. */
-export function readConfig<T extends Record<string, unknown>>(
-  spec: { [K in keyof T]: Parser<T[K]> },
-  source: NodeJS.ProcessEnv = process.env,
-): T {
+export function readConfig<T extends Record<string, unknown>>(spec: { [K in keyof T]: Parser<T[K]> }, source: NodeJS.ProcessEnv = process.env): T {
   const out: Partial<T> = {};
   const problems: ConfigError[] = [];
   for (const name of Object.keys(spec) as (keyof T & string)[]) {

@@ -32,14 +32,7 @@ export {
 export { watchNatsLink, type NatsLink } from "./nats/link";
 export { natsAuthConfig, natsAuth, natsInboxPrefix } from "./nats/credentials";
 export { natsPermissions, natsServerConfig, type NatsPermissions } from "./nats/permissions";
-export {
-  ensureStream,
-  ensureConsumer,
-  provisionTopology,
-  provisionRunnerConsumer,
-  type TopologyOptions,
-  type RunnerConsumerOptions,
-} from "./nats/provision";
+export { ensureStream, ensureConsumer, provisionTopology, provisionRunnerConsumer, type TopologyOptions, type RunnerConsumerOptions } from "./nats/provision";
 export { createGrpcServer, bindGrpc, shutdownGrpc, grpcError, grpc } from "./grpc/serve";
 export { callStreamsOf, serveCallStream, CallDroppedError, CallStreams, type CallMeta, type StreamedCall, type StreamedReply } from "./grpc/call-stream";
 export { droppedCallError, streamedCalls, type StreamedCalls } from "./grpc/streamed-calls";

@@ -34,7 +34,10 @@ export async function retryUntilUp<T>(attempt: () => Promise<T>, options: RetryO
       if (options.signal?.aborted) throw err;
       const delay = cappedBackoffMs(n, initial, max);
       if (n === 1 || n % 10 === 0) {
-        options.logger.warn({ attempt: n, retry_in_ms: delay, error_class: (err as Error)?.name, code: (err as { code?: unknown })?.code }, `waiting for ${options.what}`);
+        options.logger.warn(
+          { attempt: n, retry_in_ms: delay, error_class: (err as Error)?.name, code: (err as { code?: unknown })?.code },
+          `waiting for ${options.what}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);

@@ -1,6 +1,24 @@
 import { credentials, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
-import { bindGrpc, CallDroppedError, callStreamsOf, createGrpcServer, grpc, grpcError, serveCallStream, shutdownGrpc, streamedCalls, type CallMeta } from "@steward/platform";
-import { PolicyDecisionClient, PolicyDecisionService, type DecideCall, type DecideReply, type DecideRequest, type DecideResponse } from "./gen/steward/v1/policy";
+import {
+  bindGrpc,
+  CallDroppedError,
+  callStreamsOf,
+  createGrpcServer,
+  type grpc,
+  grpcError,
+  serveCallStream,
+  shutdownGrpc,
+  streamedCalls,
+  type CallMeta,
+} from "@steward/platform";
+import {
+  PolicyDecisionClient,
+  PolicyDecisionService,
+  type DecideCall,
+  type DecideReply,
+  type DecideRequest,
+  type DecideResponse,
+} from "./gen/steward/v1/policy";
 
 // Calls on a call stream, both ends real: a grpc-js server on loopback with `serveCallStream`, and the
 // generated client with `streamedCalls`. The handler is the test's: it answers when the test says so.
@@ -243,7 +261,10 @@ describe("calls on a call stream", () => {
       await untilHeld(1);
       const released = held[0].meta.released!;
       let state = "pending";
-      released.then(() => (state = "released"), () => (state = "dropped"));
+      released.then(
+        () => (state = "released"),
+        () => (state = "dropped"),
+      );
       // A plain call's round trip after it: whatever the server did with the held call has happened by then.
       const plain = calls.call(request("plain"), { deadlineMs: 10_000 });
       await untilHeld(2);

@@ -18,12 +18,7 @@ import {
   type ValidatePolicySetRequest,
   type ValidationReport,
 } from "./gen/steward/v1/policy_admin";
-import {
-  ToolExecClient,
-  type InvokeRequest,
-  type InvokeResponse,
-  type ListToolsResponse,
-} from "./gen/steward/v1/tool_exec";
+import { ToolExecClient, type InvokeRequest, type InvokeResponse, type ListToolsResponse } from "./gen/steward/v1/tool_exec";
 import { droppedCallError, streamedCalls } from "@steward/platform";
 
 /** Per-call options: a deadline in ms and the W3C trace context to carry in metadata. */

@@ -22,12 +22,7 @@ function printUsage(err: unknown, usage: string): number {
  * The frame of the runner's command-line tools: parses the arguments, reads DATABASE_URL, opens a pool, runs
  * `work`, and sets the exit code — `work`'s, 2 for a usage or configuration error, 1 for a failure.
  */
-export function runCli<A>(
-  name: string,
-  usage: string,
-  parse: (argv: string[]) => A,
-  work: (pool: Pool, args: A) => Promise<number>,
-): void {
+export function runCli<A>(name: string, usage: string, parse: (argv: string[]) => A, work: (pool: Pool, args: A) => Promise<number>): void {
   const main = async (argv: string[]): Promise<number> => {
     let args: A;
     let databaseUrl: string;

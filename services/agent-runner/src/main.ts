@@ -100,7 +100,10 @@ async function main(): Promise<void> {
     onState: (state) => breakerState("tool-exec", state),
   });
   const toolExec = tracedToolExec(timedToolExec(withPatience(guarded, { waitMs: config.RUNNER_TOOL_RETRY_MS }), metrics, toolNames), toolNames);
-  readiness.add("tool-exec", channelCheck("tool-exec", () => toolExec.state()));
+  readiness.add(
+    "tool-exec",
+    channelCheck("tool-exec", () => toolExec.state()),
+  );
   let ncRef: Awaited<ReturnType<typeof connectNats>> | undefined;
   // Hand back what is in hand (nak, no delay), flush the outbox, close the pools: within 10 s.
   onShutdown(logger, [
@@ -138,10 +141,7 @@ async function main(): Promise<void> {
 
   // Event copies only: commands (a re-drive's included) are the gateway's to publish (its NATS user may, this one
   // may not), so they wait in the outbox for its relay.
-  const relay = createOutboxRelay(
-    { pool, nc, connectionString: config.DATABASE_URL, logger, link },
-    { subjectPrefixes: [names.allEvents.replace(/>$/, "")] },
-  );
+  const relay = createOutboxRelay({ pool, nc, connectionString: config.DATABASE_URL, logger, link }, { subjectPrefixes: [names.allEvents.replace(/>$/, "")] });
   await relay.start();
   // The loop's own appends go onto the bus straight after their commit; the relay sweeps what they miss.
   const publisher = createDirectPublisher({ pool, nc, logger });
@@ -193,7 +193,16 @@ async function main(): Promise<void> {
     },
   );
   if (shutdown.signal.aborted) return;
-  const running = await startRunConsumer({ nc, names, handle: countRedeliveries(tracedHandler(handle, { subject: names.runRequested, consumer: names.runnerConsumer }), metrics), logger, reprovision: provision }, { concurrency: config.RUNNER_CONCURRENCY });
+  const running = await startRunConsumer(
+    {
+      nc,
+      names,
+      handle: countRedeliveries(tracedHandler(handle, { subject: names.runRequested, consumer: names.runnerConsumer }), metrics),
+      logger,
+      reprovision: provision,
+    },
+    { concurrency: config.RUNNER_CONCURRENCY },
+  );
   consumer = running;
   readiness.add("consumer", () => (running.attached() ? up : down("not attached to the runners' consumer")));
   stopPings = answerStatusPings(nc, names.statusPing, {

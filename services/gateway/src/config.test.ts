@@ -63,10 +63,13 @@ describe("readGatewayConfig", () => {
     expect(refusal({ STEWARD_ENV: stewardEnv, STEWARD_JWT_SECRET: secret }).message).toBe(
       `STEWARD_JWT_ISSUER, STEWARD_JWT_AUDIENCE: is required when STEWARD_ENV is ${stewardEnv}`,
     );
-    expect(refusal({ STEWARD_ENV: stewardEnv, STEWARD_JWT_SECRET: secret, STEWARD_JWT_ISSUER: "https://id" }).variable).toBe(
-      "STEWARD_JWT_AUDIENCE",
-    );
-    const config = readGatewayConfig({ STEWARD_ENV: stewardEnv, STEWARD_JWT_SECRET: secret, STEWARD_JWT_ISSUER: "https://id", STEWARD_JWT_AUDIENCE: "steward" });
+    expect(refusal({ STEWARD_ENV: stewardEnv, STEWARD_JWT_SECRET: secret, STEWARD_JWT_ISSUER: "https://id" }).variable).toBe("STEWARD_JWT_AUDIENCE");
+    const config = readGatewayConfig({
+      STEWARD_ENV: stewardEnv,
+      STEWARD_JWT_SECRET: secret,
+      STEWARD_JWT_ISSUER: "https://id",
+      STEWARD_JWT_AUDIENCE: "steward",
+    });
     expect(config.STEWARD_JWT_AUDIENCE).toBe("steward");
   });
 

@@ -98,10 +98,7 @@ export function readGatewayConfig(
   testHooks(config, source, ["STEWARD_TEST_DEADLINE_SECONDS", "STEWARD_TEST_DEV_SIGN_IN"]);
   if (config.STEWARD_ENV !== "development") {
     if (!config.STEWARD_JWT_SECRET && !config.STEWARD_JWKS_URL) {
-      throw new ConfigError(
-        "STEWARD_JWT_SECRET",
-        `or STEWARD_JWKS_URL is required ${where}: the generated development secret is for development only`,
-      );
+      throw new ConfigError("STEWARD_JWT_SECRET", `or STEWARD_JWKS_URL is required ${where}: the generated development secret is for development only`);
     }
     const generated = config.STEWARD_JWT_SECRET ? generatedSecret(config.STEWARD_HOME) : undefined;
     if (generated !== undefined && generated === config.STEWARD_JWT_SECRET) {

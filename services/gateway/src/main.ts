@@ -24,7 +24,17 @@ import {
 } from "@steward/platform";
 import { createPdp, listenForActivations } from "@steward/pdp";
 import { createPolicyAdminApi, createPolicyDecisionApi, createToolExecApi } from "@steward/proto";
-import { createDirectPublisher, createOutboxRelay, datasetsFor, type DirectPublisher, listMcpSessions, readBacklog, readTenantBacklog, recordMcpSessionClosed, recordMcpSessionOpened } from "@steward/store";
+import {
+  createDirectPublisher,
+  createOutboxRelay,
+  datasetsFor,
+  type DirectPublisher,
+  listMcpSessions,
+  readBacklog,
+  readTenantBacklog,
+  recordMcpSessionClosed,
+  recordMcpSessionOpened,
+} from "@steward/store";
 import { buildApp } from "./adapters/http/app";
 import { createStreamSlots } from "./adapters/http/stream-slots";
 import { createAuthenticator } from "./adapters/http/auth";
@@ -76,12 +86,15 @@ async function main(): Promise<void> {
   const toolExec = createToolExecApi(config.TOOL_EXEC_ADDR, grpcClientOptions(tls, "tool-exec"));
   const readiness = createReadiness();
   readiness.add("postgres", postgresCheck(pool));
-  readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
+  readiness.add(
+    "policy",
+    channelCheck("the policy decision point", () => pdp.state()),
+  );
   const nats = readiness.pending("nats", "connecting to NATS");
   const feed = createDeferredRunFeed(names);
   let nc: NatsConnection | undefined;
   // readGatewayConfig allows the generated secret only when STEWARD_ENV=development.
-  const jwtSecret = config.STEWARD_JWKS_URL ? undefined : config.STEWARD_JWT_SECRET ?? developmentSecret(devSecretPath(config.STEWARD_HOME));
+  const jwtSecret = config.STEWARD_JWKS_URL ? undefined : (config.STEWARD_JWT_SECRET ?? developmentSecret(devSecretPath(config.STEWARD_HOME)));
   const authenticate = createAuthenticator({
     secret: jwtSecret,
     jwksUrl: config.STEWARD_JWKS_URL,

@@ -66,12 +66,18 @@ describe("the gateway's OpenAPI document", () => {
     );
     expect(secured.length).toBeGreaterThan(20);
     const missing = secured.filter(({ op }) =>
-      ["400", "401", "403", "429", "500", "503"].some((s) => op.responses[s]?.content?.["application/problem+json"]?.schema?.$ref !== `#/components/schemas/Problem${s}`),
+      ["400", "401", "403", "429", "500", "503"].some(
+        (s) => op.responses[s]?.content?.["application/problem+json"]?.schema?.$ref !== `#/components/schemas/Problem${s}`,
+      ),
     );
     expect(missing.map((m) => m.route)).toEqual([]);
     // The probes and the development sign-in (404 outside development) are the only public operations; the
     // reference and the web console's static files are public too, but they are pages, not operations: hidden.
-    const publicRoutes = Object.entries(document.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => !op.security).map(([m]) => `${m} ${path}`));
+    const publicRoutes = Object.entries(document.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => !op.security)
+        .map(([m]) => `${m} ${path}`),
+    );
     expect(publicRoutes.sort()).toEqual(["get /healthz", "get /readyz", "post /v1/dev/sign-in"]);
     expect(Object.keys(document.paths).filter((p) => p.startsWith("/console"))).toEqual([]);
   });
@@ -88,7 +94,22 @@ describe("the gateway's OpenAPI document", () => {
   it("describes the event stream: its media type and the event names SPEC §2 lists", () => {
     const events = document.paths["/v1/agents/runs/{id}/events"].get;
     expect(Object.keys(events.responses["200"].content ?? {}).sort()).toEqual(["application/json", "text/event-stream"]);
-    const spec = ["run.queued", "run.started", "thought", "message.delta", "tool_call", "tool_result", "ask_user", "confirmation_required", "message", "error", "iteration_limit", "run.succeeded", "run.failed", "run.cancelled"];
+    const spec = [
+      "run.queued",
+      "run.started",
+      "thought",
+      "message.delta",
+      "tool_call",
+      "tool_result",
+      "ask_user",
+      "confirmation_required",
+      "message",
+      "error",
+      "iteration_limit",
+      "run.succeeded",
+      "run.failed",
+      "run.cancelled",
+    ];
     expect([...(events["x-sse-events"] ?? [])].sort()).toEqual([...spec].sort());
   });
 });

@@ -29,7 +29,8 @@ interface StressOptions {
   readonly unguarded: boolean;
 }
 
-type ChildMessage = { readonly kind: "progress"; readonly ops: number } | { readonly kind: "done"; readonly ops: number; readonly ms: number; readonly permits: number };
+type ChildMessage =
+  { readonly kind: "progress"; readonly ops: number } | { readonly kind: "done"; readonly ops: number; readonly ms: number; readonly permits: number };
 
 const policyDir = join(__dirname, "..", "..", "..", "infra", "policies");
 const CHUNK = 1_000;
@@ -42,7 +43,13 @@ function optionsOf(argv: readonly string[]): StressOptions {
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got ${raw}`);
     return n;
   };
-  return { runs: value("runs", 6), ops: value("ops", 60_000), seconds: value("seconds", 60), keep: value("keep", 10_000), unguarded: argv.includes("--unguarded") };
+  return {
+    runs: value("runs", 6),
+    ops: value("ops", 60_000),
+    seconds: value("seconds", 60),
+    keep: value("keep", 10_000),
+    unguarded: argv.includes("--unguarded"),
+  };
 }
 
 const roleSets: readonly (readonly string[])[] = [["member"], ["admin"], [], ["member", "contractor"], ["r1", "r2", "r3", "r4", "r5", "member"]];
@@ -76,7 +83,10 @@ async function hammer(options: StressOptions): Promise<void> {
   const engine = createCedarEngine(readFileSync(join(policyDir, "schema.cedarschema"), "utf8"));
   if (options.unguarded) setFlagsFromString("--turbo-inline-js-wasm-calls");
   const defaults = readFileSync(join(policyDir, "default.cedar"), "utf8");
-  const variants = [defaults, `${defaults}\n@id("no-write-tools-for-contractors")\nforbid (principal in Steward::Role::"contractor", action, resource is Steward::Tool) when { resource.safety == "write" };`];
+  const variants = [
+    defaults,
+    `${defaults}\n@id("no-write-tools-for-contractors")\nforbid (principal in Steward::Role::"contractor", action, resource is Steward::Tool) when { resource.safety == "write" };`,
+  ];
   const kept: { request: CedarRequest; answer: CedarAnswer }[] = [];
   const deadline = Date.now() + options.seconds * 1000;
   const started = performance.now();
@@ -121,8 +131,15 @@ function oneRun(options: StressOptions, argv: readonly string[]): Promise<RunOut
     child.on("exit", (code, signal) => {
       clearTimeout(killer);
       if (timedOut) return resolve({ ops, done, ending: "timed out (killed)" });
-      const fatal = /unreachable code/.test(stderr) ? ` — V8 fatal "unreachable code"${/DoComputeBuiltinContinuation/.test(stderr) ? " in Deoptimizer::DoComputeBuiltinContinuation" : ""}` : "";
-      const ending = code === 0 && done !== null ? "completed" : signal ? `crashed (${signal})${fatal}` : `failed (exit ${code})${fatal}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`;
+      const fatal = /unreachable code/.test(stderr)
+        ? ` — V8 fatal "unreachable code"${/DoComputeBuiltinContinuation/.test(stderr) ? " in Deoptimizer::DoComputeBuiltinContinuation" : ""}`
+        : "";
+      const ending =
+        code === 0 && done !== null
+          ? "completed"
+          : signal
+            ? `crashed (${signal})${fatal}`
+            : `failed (exit ${code})${fatal}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`;
       resolve({ ops, done, ending });
     });
   });

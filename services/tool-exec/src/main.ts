@@ -98,7 +98,10 @@ async function main(): Promise<void> {
   readiness.add("postgres", postgresCheck(pool));
   watchPools(metrics, { main: pool, locks: lockPool });
   const pdp = tracedPdp(withPdpMetrics(createPolicyDecisionApi(config.POLICY_ADDR, grpcClientOptions(tls, "policy")), metrics));
-  readiness.add("policy", channelCheck("the policy decision point", () => pdp.state()));
+  readiness.add(
+    "policy",
+    channelCheck("the policy decision point", () => pdp.state()),
+  );
   const deferred = createDeferredToolExecServer(logger);
   const port = await bindGrpc(deferred.server, config.TOOL_EXEC_ADDR, grpcServerCredentials(tls));
   const host = config.TOOL_EXEC_ADDR.slice(0, config.TOOL_EXEC_ADDR.lastIndexOf(":"));
@@ -120,7 +123,14 @@ async function main(): Promise<void> {
   const mcp = await mountMcpServers(mcpServers, logger);
   closeMcp = () => mcp.close();
   const extra = hooks ? await retryUntilUp(() => testTools(pool), { what: "PostgreSQL", logger, signal: stopping.signal }) : [];
-  const registry = createToolRegistry([knowledgeSearchTool(pool), saveNoteTool(pool), proposeKnowledgeTool(pool), ...datasetTools({ access: createPgDatasetAccess(pool, config.DATASET_TENANTS), readers: dataset }), ...mcp.tools, ...extra]);
+  const registry = createToolRegistry([
+    knowledgeSearchTool(pool),
+    saveNoteTool(pool),
+    proposeKnowledgeTool(pool),
+    ...datasetTools({ access: createPgDatasetAccess(pool, config.DATASET_TENANTS), readers: dataset }),
+    ...mcp.tools,
+    ...extra,
+  ]);
   // A call must name a run of its tenant and user before the PDP is even asked (SPEC §10).
   const owned = requireRunOwner(createInvokeHandler({ registry, pdp, results: createPgIdempotencyStore(lockPool), logger }), createPgRunOwners(pool));
   const registered = new Set(registry.list().map((t) => t.name));

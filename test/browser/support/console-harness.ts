@@ -59,7 +59,13 @@ export function useConsole(): ConsoleHarness {
   beforeAll(async () => {
     model = await startFakeOpenAi(scenarioModel("You have **30 days** to ask for a refund.\n\n- keep the receipt"));
     // acme's administrators are the platform's operators here: the status page shows the whole platform.
-    platform = await startTestPlatform({ LLM_BASE_URL: model.baseUrl, LLM_API_KEY: "sk-test", LLM_MODEL: "fake", STEWARD_TEST_DEV_SIGN_IN: "1", STEWARD_OPERATOR_TENANT: "acme" });
+    platform = await startTestPlatform({
+      LLM_BASE_URL: model.baseUrl,
+      LLM_API_KEY: "sk-test",
+      LLM_MODEL: "fake",
+      STEWARD_TEST_DEV_SIGN_IN: "1",
+      STEWARD_OPERATOR_TENANT: "acme",
+    });
     pool = new pg.Pool({ connectionString: platform.databaseUrl });
     await addDocument(pool, { tenantId: "acme", title: "Refund policy", body: "Customers may ask for a refund within 30 days of purchase." });
     tokens = {

@@ -5,7 +5,7 @@ import { createConnection } from "node:net";
 /** A container's log as the engine sends it without a TTY: chunks framed by an 8-byte header. */
 export function demux(raw: Buffer): string {
   const out: string[] = [];
-  for (let i = 0; i + 8 <= raw.length; ) {
+  for (let i = 0; i + 8 <= raw.length;) {
     const size = raw.readUInt32BE(i + 4);
     out.push(raw.subarray(i + 8, i + 8 + size).toString("utf8"));
     i += 8 + size;

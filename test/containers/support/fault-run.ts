@@ -9,7 +9,6 @@ import { progress, submitRuns } from "./load";
 import { noteEffects } from "./note-effects";
 import type { Topology } from "./topology";
 
-
 export interface ContainerFault {
   readonly name: string;
   /** The containers the fault stopped, killed or restarted (asked once it is over): the others must keep running untouched. */
@@ -38,7 +37,6 @@ export interface ContainerFaultReport {
   /** The runs (not in the report line). */
   runIds?: string[];
 }
-
 
 /** Every container of the topology by a readable name. */
 function containersOf(t: Topology): Map<string, StartedTestContainer> {

@@ -140,11 +140,21 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     if (keepLogs) {
       mkdirSync(keepLogs, { recursive: true });
       for (const c of mine) {
-        const raw = (await docker.getContainer(c.Id).logs({ stdout: true, stderr: true }).catch(() => Buffer.alloc(0))) as unknown as Buffer;
+        const raw = (await docker
+          .getContainer(c.Id)
+          .logs({ stdout: true, stderr: true })
+          .catch(() => Buffer.alloc(0))) as unknown as Buffer;
         writeFileSync(join(keepLogs, `${(c.Names[0] ?? c.Id).replace(/^\//, "")}.log`), demux(raw));
       }
     }
-    await Promise.all(mine.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    await Promise.all(
+      mine.map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true, v: true })
+          .catch(() => undefined),
+      ),
+    );
     await network.stop().catch(() => undefined);
     rmSync(model.dir, { recursive: true, force: true });
     planes.remove();
@@ -225,7 +235,10 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       .withStartupTimeout(120_000)
       .start()
       .catch(async (err: Error) => {
-        const raw = (await docker.getContainer(prepareName).logs({ stdout: true, stderr: true, tail: 20 }).catch(() => Buffer.alloc(0))) as unknown as Buffer;
+        const raw = (await docker
+          .getContainer(prepareName)
+          .logs({ stdout: true, stderr: true, tail: 20 })
+          .catch(() => Buffer.alloc(0))) as unknown as Buffer;
         throw new Error(`${prepareName} did not prepare: ${err.message}\n${demux(raw).trimEnd()}`);
       });
 
@@ -331,7 +344,11 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       },
       async restartNats(c) {
         await docker.getContainer(c.getId()).restart({ t: 10 });
-        await waitFor(() => greets(c.getHost(), c.getMappedPort(4222), "INFO "), { timeoutMs: 120_000, intervalMs: 250, what: `${c.getName()} to greet a client again` });
+        await waitFor(() => greets(c.getHost(), c.getMappedPort(4222), "INFO "), {
+          timeoutMs: 120_000,
+          intervalMs: 250,
+          what: `${c.getName()} to greet a client again`,
+        });
       },
       async restartPostgres(c) {
         await docker.getContainer(c.getId()).restart({ t: 10 });

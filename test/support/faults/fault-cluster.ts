@@ -38,7 +38,10 @@ export async function startFaultCluster(): Promise<FaultCluster> {
   };
   try {
     const [postgres, nats] = await Promise.all([startPrivatePostgres(), startPrivateNats()]);
-    cleanups.push(() => postgres.teardown(), () => nats.teardown());
+    cleanups.push(
+      () => postgres.teardown(),
+      () => nats.teardown(),
+    );
     const pgProxy = await startTcpProxy({ port: postgres.port });
     cleanups.push(() => pgProxy.close());
     const natsProxy = await startTcpProxy({ port: nats.port });

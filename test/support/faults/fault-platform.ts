@@ -160,9 +160,7 @@ export async function startFaultPlatform(cluster: FaultCluster, options: FaultPl
     starts += 1;
     const logFile = join(logDir, `${String(starts).padStart(2, "0")}-${service}.log`);
     const entry = service === "agent-runner-2" ? "agent-runner" : service;
-    return launcher
-      .startService(entry, { ...env, ...extra }, { logFile, timeoutMs: 60_000 })
-      .then((started) => track(service, started, logFile));
+    return launcher.startService(entry, { ...env, ...extra }, { logFile, timeoutMs: 60_000 }).then((started) => track(service, started, logFile));
   }
 
   async function start(service: ServiceName): Promise<ServiceProcess> {

@@ -130,7 +130,10 @@ export async function checkRunInvariants(input: InvariantInput): Promise<Invaria
     if (busIds.join() !== pgIds.join()) {
       // The bus order as PostgreSQL versions (x: an id PostgreSQL does not have), from the first difference on.
       const versionOf = new Map(pgIds.map((e, i) => [e, i + 1]));
-      const at = Math.max(0, pgIds.findIndex((e, i) => busIds[i] !== e));
+      const at = Math.max(
+        0,
+        pgIds.findIndex((e, i) => busIds[i] !== e),
+      );
       const busOrder = busIds.slice(at, at + 6).map((e, i) => `${versionOf.get(e) ?? "x"}@${onBus[at + i].seq}`);
       problems.add(
         "the same events, in the same order, on the event stream",

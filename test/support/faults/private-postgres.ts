@@ -28,7 +28,9 @@ const MAX_CONNECTIONS = 200;
 
 function binDir(): string {
   const root = "/usr/lib/postgresql";
-  const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a));
   if (versions.length === 0) throw new Error(`no PostgreSQL binaries under ${root}`);
   return join(root, versions[0], "bin");
 }
@@ -72,7 +74,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const onExit = () => {
     // A jest run that dies without afterAll still must not leave a server behind.
     if (!tornDown && existsSync(join(pgdata, "postmaster.pid"))) {
-      spawnSync(asRoot ? "runuser" : join(bin, "pg_ctl"), asRoot ? ["-u", PG_USER, "--", join(bin, "pg_ctl"), "stop", "-D", pgdata, "-m", "immediate"] : ["stop", "-D", pgdata, "-m", "immediate"], { timeout: 15_000 });
+      spawnSync(
+        asRoot ? "runuser" : join(bin, "pg_ctl"),
+        asRoot ? ["-u", PG_USER, "--", join(bin, "pg_ctl"), "stop", "-D", pgdata, "-m", "immediate"] : ["stop", "-D", pgdata, "-m", "immediate"],
+        { timeout: 15_000 },
+      );
     }
   };
   process.once("exit", onExit);

@@ -194,11 +194,14 @@ export async function runFaultScenario(cluster: FaultCluster, fault: Fault, opti
       const killed = fault.kills?.includes(service);
       if (!killed && now !== original.get(service)) violations.push(`${service}: not the original process`);
       if (now.exit) {
-        violations.push(`${service} pid ${now.pid} is gone (code ${now.exit.code}, signal ${now.exit.signal})${killed ? "" : " though the fault did not touch it"}`);
+        violations.push(
+          `${service} pid ${now.pid} is gone (code ${now.exit.code}, signal ${now.exit.signal})${killed ? "" : " though the fault did not touch it"}`,
+        );
       }
     }
     if (allDone) {
-      for (const p of platform.unexpectedExits()) violations.push(`${p.service} pid ${p.pid} exited by itself (code ${p.exit!.code}, signal ${p.exit!.signal})`);
+      for (const p of platform.unexpectedExits())
+        violations.push(`${p.service} pid ${p.pid} exited by itself (code ${p.exit!.code}, signal ${p.exit!.signal})`);
     }
 
     const report: FaultReport = {

@@ -35,27 +35,39 @@ export function fuzzBody(rng: Rng, valid: unknown): FuzzBody {
   const keys = Object.keys(object);
   const made = rng.weighted<() => { bytes: Buffer; mutation: string }>([
     [8, () => json(valid ?? {}, "as the route accepts it")],
-    [6, () => {
-      const key = keys.length ? rng.pick(keys) : fuzzKey(rng);
-      return json({ ...object, [key]: fuzzString(rng) }, `${key}: hostile text`);
-    }],
-    [5, () => {
-      const key = keys.length ? rng.pick(keys) : fuzzKey(rng);
-      return json({ ...object, [key]: fuzzValue(rng, 3) }, `${key}: any JSON value`);
-    }],
-    [3, () => {
-      const copy = { ...object };
-      const key = keys.length ? rng.pick(keys) : "";
-      delete copy[key];
-      return json(copy, `without ${key}`);
-    }],
-    [3, () => {
-      const key = fuzzKey(rng);
-      // JSON.stringify would drop an own "__proto__" made by a literal; defineProperty keeps it as data.
-      const copy = { ...object };
-      Object.defineProperty(copy, key, { value: fuzzValue(rng, 2), enumerable: true, writable: true, configurable: true });
-      return json(copy, `extra key ${JSON.stringify(key).slice(0, 40)}`);
-    }],
+    [
+      6,
+      () => {
+        const key = keys.length ? rng.pick(keys) : fuzzKey(rng);
+        return json({ ...object, [key]: fuzzString(rng) }, `${key}: hostile text`);
+      },
+    ],
+    [
+      5,
+      () => {
+        const key = keys.length ? rng.pick(keys) : fuzzKey(rng);
+        return json({ ...object, [key]: fuzzValue(rng, 3) }, `${key}: any JSON value`);
+      },
+    ],
+    [
+      3,
+      () => {
+        const copy = { ...object };
+        const key = keys.length ? rng.pick(keys) : "";
+        delete copy[key];
+        return json(copy, `without ${key}`);
+      },
+    ],
+    [
+      3,
+      () => {
+        const key = fuzzKey(rng);
+        // JSON.stringify would drop an own "__proto__" made by a literal; defineProperty keeps it as data.
+        const copy = { ...object };
+        Object.defineProperty(copy, key, { value: fuzzValue(rng, 2), enumerable: true, writable: true, configurable: true });
+        return json(copy, `extra key ${JSON.stringify(key).slice(0, 40)}`);
+      },
+    ],
     [2, () => json(fuzzValue(rng, 3), "not an object")],
     [4, () => ({ bytes: Buffer.from(oddJsonText(rng), "utf8"), mutation: "odd JSON text" })],
     [1, () => oversized(rng, object)],

@@ -50,15 +50,21 @@ const nested = (depth: number): unknown => {
   return value;
 };
 const threadPath = (rng: Rng, suffix = ""): Target => ({ path: `/v1/threads/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
-const proposalPath = (suffix: string) => (rng: Rng): Target => ({ path: `/v1/knowledge/proposals/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
-const adminRunPath = (suffix: string) => (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
-  const { segment, run } = runSegment(rng, fx, who, false);
-  return { path: `/v1/admin/runs/${segment}${suffix}`, run };
-};
-const onRun = (suffix: string, control = false) => (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
-  const { segment, run } = runSegment(rng, fx, who, control);
-  return { path: `/v1/agents/runs/${segment}${suffix}`, run };
-};
+const proposalPath =
+  (suffix: string) =>
+  (rng: Rng): Target => ({ path: `/v1/knowledge/proposals/${rng.chance(0.7) ? seededUuid(rng) : oddSegment(rng)}${suffix}` });
+const adminRunPath =
+  (suffix: string) =>
+  (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
+    const { segment, run } = runSegment(rng, fx, who, false);
+    return { path: `/v1/admin/runs/${segment}${suffix}`, run };
+  };
+const onRun =
+  (suffix: string, control = false) =>
+  (rng: Rng, fx: FuzzFixture, who: Who | undefined): Target => {
+    const { segment, run } = runSegment(rng, fx, who, control);
+    return { path: `/v1/agents/runs/${segment}${suffix}`, run };
+  };
 
 /** The policy texts an upload sends: the default set (with a comment or not) or text Cedar refuses. */
 function policyText(rng: Rng, fx: FuzzFixture): string {
@@ -123,7 +129,11 @@ export const ROUTES: readonly RouteSpec[] = [
     target: fixed("/v1/knowledge/proposals"),
     query: (rng) => ({ ...pageQuery(rng), ...maybe(rng, 0.4, () => ({ status: rng.pick(["pending", "applied", "dismissed", "open"]) })) }),
   }),
-  route("GET /v1/knowledge/proposals (tenant)", 1, { target: fixed("/v1/knowledge/proposals"), query: (rng) => ({ scope: "tenant", ...pageQuery(rng) }), tenantWide: true }),
+  route("GET /v1/knowledge/proposals (tenant)", 1, {
+    target: fixed("/v1/knowledge/proposals"),
+    query: (rng) => ({ scope: "tenant", ...pageQuery(rng) }),
+    tenantWide: true,
+  }),
   route("POST /v1/knowledge/proposals/:id/apply", 1, { target: proposalPath("/apply") }),
   route("POST /v1/knowledge/proposals/:id/dismiss", 1, { target: proposalPath("/dismiss") }),
   // The admins' view of every user's runs (docs/admin-runs.md): any run of the caller's tenant may be in an answer.
@@ -241,7 +251,10 @@ export const ROUTES: readonly RouteSpec[] = [
   }),
   route("POST /mcp (on a session)", 2, {
     target: fixed("/mcp"),
-    headers: (rng) => ({ accept: "application/json, text/event-stream", ...maybe(rng, 0.9, () => ({ "mcp-session-id": rng.chance(0.8) ? seededUuid(rng) : oddSegment(rng) })) }),
+    headers: (rng) => ({
+      accept: "application/json, text/event-stream",
+      ...maybe(rng, 0.9, () => ({ "mcp-session-id": rng.chance(0.8) ? seededUuid(rng) : oddSegment(rng) })),
+    }),
     body: (rng) =>
       rng.pick([
         { jsonrpc: "2.0", id: 1, method: "tools/list" },
@@ -279,7 +292,18 @@ export const ROUTES: readonly RouteSpec[] = [
   route("GET unknown paths", 3, {
     open: true,
     target: (rng) => ({
-      path: rng.pick(["/", "/v1", "/v2/agents/runs", "/v1/agents", "/v1/agents/runs/x/y/z", "/admin", "/.env", "/metrics", "/v1/knowledge", `/${oddSegment(rng)}`]),
+      path: rng.pick([
+        "/",
+        "/v1",
+        "/v2/agents/runs",
+        "/v1/agents",
+        "/v1/agents/runs/x/y/z",
+        "/admin",
+        "/.env",
+        "/metrics",
+        "/v1/knowledge",
+        `/${oddSegment(rng)}`,
+      ]),
     }),
   }),
 ];

@@ -15,7 +15,7 @@ async function fixture(): Promise<FuzzFixture> {
     documents: [{ id: uuid(3), tenant: "acme", marker: "fzmark-0000000000000003" }],
     tenantMarks: [{ tenant: "beta", what: "policy set 2", marker: "fzmark-0000000000000004" }],
     tokens: await fuzzTokens(keys),
-    defaultPolicies: 'permit (principal, action, resource);',
+    defaultPolicies: "permit (principal, action, resource);",
   };
 }
 

@@ -16,36 +16,57 @@ export function fuzzQuery(rng: Rng, valid: Record<string, string>): { query: str
   const pairs: Array<[string, string]> = Object.entries(valid).map(([k, v]) => [k, encodeURIComponentSafe(v)]);
   const mutation = rng.weighted<() => string>([
     [10, () => "as the route accepts it"],
-    [4, () => {
-      const key = pairs.length ? rng.pick(pairs)[0] : rng.pick(["page", "after", "limit"]);
-      const value = rng.chance(0.7) ? rng.pick(BAD_QUERY_VALUES) : encodeURIComponentSafe(fuzzString(rng));
-      // Either replacing the route's value or added beside it (a repeated key): refused or served, never a 5xx.
-      const replace = rng.chance(0.5);
-      if (replace) for (let i = pairs.length - 1; i >= 0; i--) if (pairs[i][0] === key) pairs.splice(i, 1);
-      pairs.push([key, value]);
-      return `${replace ? "" : "added "}${key}=${value.slice(0, 40)}`;
-    }],
-    [2, () => {
-      const key = rng.pick(["x", "__proto__", "constructor", "page[]", "a[b]", "", "%00", encodeURIComponentSafe(fuzzString(rng)).slice(0, 300)]);
-      pairs.push([key, "1"]);
-      return `unknown key ${key.slice(0, 40)}`;
-    }],
-    [2, () => {
-      const [key, value] = pairs.length ? rng.pick(pairs) : ["page", "1"];
-      pairs.push([key, value]);
-      return `repeated ${key}`;
-    }],
-    [1, () => {
-      for (let i = 0; i < 500; i++) pairs.push([`k${i}`, String(i)]);
-      return "500 keys";
-    }],
+    [
+      4,
+      () => {
+        const key = pairs.length ? rng.pick(pairs)[0] : rng.pick(["page", "after", "limit"]);
+        const value = rng.chance(0.7) ? rng.pick(BAD_QUERY_VALUES) : encodeURIComponentSafe(fuzzString(rng));
+        // Either replacing the route's value or added beside it (a repeated key): refused or served, never a 5xx.
+        const replace = rng.chance(0.5);
+        if (replace) for (let i = pairs.length - 1; i >= 0; i--) if (pairs[i][0] === key) pairs.splice(i, 1);
+        pairs.push([key, value]);
+        return `${replace ? "" : "added "}${key}=${value.slice(0, 40)}`;
+      },
+    ],
+    [
+      2,
+      () => {
+        const key = rng.pick(["x", "__proto__", "constructor", "page[]", "a[b]", "", "%00", encodeURIComponentSafe(fuzzString(rng)).slice(0, 300)]);
+        pairs.push([key, "1"]);
+        return `unknown key ${key.slice(0, 40)}`;
+      },
+    ],
+    [
+      2,
+      () => {
+        const [key, value] = pairs.length ? rng.pick(pairs) : ["page", "1"];
+        pairs.push([key, value]);
+        return `repeated ${key}`;
+      },
+    ],
+    [
+      1,
+      () => {
+        for (let i = 0; i < 500; i++) pairs.push([`k${i}`, String(i)]);
+        return "500 keys";
+      },
+    ],
   ])();
   let query = pairs.map(([k, v]) => `${k}=${v}`).join("&");
   if (rng.chance(0.05)) query = rng.pick(["&&&", "=", "=1", "a", "?", "&page", "page=1;page_size=2", "%", "+", `${query}&`, `&${query}`]);
   return { query, mutation };
 }
 
-const ACCEPTS = ["text/event-stream", "*/*", "application/json", "text/event-stream;q=0", "application/json, text/event-stream", "text/html", "", "TEXT/EVENT-STREAM"];
+const ACCEPTS = [
+  "text/event-stream",
+  "*/*",
+  "application/json",
+  "text/event-stream;q=0",
+  "application/json, text/event-stream",
+  "text/html",
+  "",
+  "TEXT/EVENT-STREAM",
+];
 const LAST_EVENT_IDS = ["0", "1", "3", "999999999", "1000000000", "-1", "abc", "1.0", " 2", "", "0x10", "01", "9".repeat(400), "\xff"];
 const TRACEPARENTS = [
   "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",

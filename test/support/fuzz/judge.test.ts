@@ -25,32 +25,67 @@ const fx: FuzzFixture = {
 
 const route = (name: string) => ROUTES.find((r) => r.name === name)!;
 const request = (name: string, target: string, token = alice, run?: (typeof fx.runs)[number]): FuzzRequest => ({
-  index: 0, route: route(name), method: route(name).method, target, headers: {}, token, run, mutations: [],
+  index: 0,
+  route: route(name),
+  method: route(name).method,
+  target,
+  headers: {},
+  token,
+  run,
+  mutations: [],
 });
 const answer = (status: number, body: unknown, type = "application/json"): Answer => ({
-  status, headers: { "content-type": type }, text: typeof body === "string" ? body : JSON.stringify(body), hang: false, streamCut: false,
+  status,
+  headers: { "content-type": type },
+  text: typeof body === "string" ? body : JSON.stringify(body),
+  hang: false,
+  streamCut: false,
 });
 const kinds = (r: FuzzRequest, a: Answer) => judge(r, a, createLedger(fx)).map((f) => f.kind);
 
 describe("the fuzz verdict", () => {
   it("passes a principal's own run and a 4xx problem document", () => {
-    expect(kinds(request("GET /v1/agents/runs/:id", `/v1/agents/runs/${alicesRun}`, alice, fx.runs[0]), answer(200, { id: alicesRun, input: "fzmark-000000000000000a" }))).toEqual([]);
-    expect(kinds(request("GET /v1/agents/runs/:id", `/v1/agents/runs/${beasRun}`, alice, fx.runs[1]), answer(404, { status: 404, code: 10050 }, "application/problem+json"))).toEqual([]);
+    expect(
+      kinds(
+        request("GET /v1/agents/runs/:id", `/v1/agents/runs/${alicesRun}`, alice, fx.runs[0]),
+        answer(200, { id: alicesRun, input: "fzmark-000000000000000a" }),
+      ),
+    ).toEqual([]);
+    expect(
+      kinds(
+        request("GET /v1/agents/runs/:id", `/v1/agents/runs/${beasRun}`, alice, fx.runs[1]),
+        answer(404, { status: 404, code: 10050 }, "application/problem+json"),
+      ),
+    ).toEqual([]);
   });
 
   it.each([
     ["another user's run answered 2xx", request("GET /v1/agents/runs/:id", `/v1/agents/runs/${amysRun}`, alice, fx.runs[2]), answer(200, { id: amysRun })],
-    ["another tenant's run marker in a list", request("GET /v1/agents/runs", "/v1/agents/runs"), answer(200, { items: [{ input: "fzmark-000000000000000b" }] })],
+    [
+      "another tenant's run marker in a list",
+      request("GET /v1/agents/runs", "/v1/agents/runs"),
+      answer(200, { items: [{ input: "fzmark-000000000000000b" }] }),
+    ],
     ["another user's run id in a list", request("GET /v1/agents/runs", "/v1/agents/runs"), answer(200, { items: [{ id: amysRun }] })],
-    ["another tenant's document", request("GET /v1/knowledge/documents", "/v1/knowledge/documents"), answer(200, { items: [{ id: "00000000-0000-4000-8000-0000000000d0" }] })],
-    ["another tenant's policy set", request("GET /v1/admin/policies", "/v1/admin/policies"), answer(200, { items: [{ policies: "// fzmark-00000000000000e0" }] })],
+    [
+      "another tenant's document",
+      request("GET /v1/knowledge/documents", "/v1/knowledge/documents"),
+      answer(200, { items: [{ id: "00000000-0000-4000-8000-0000000000d0" }] }),
+    ],
+    [
+      "another tenant's policy set",
+      request("GET /v1/admin/policies", "/v1/admin/policies"),
+      answer(200, { items: [{ policies: "// fzmark-00000000000000e0" }] }),
+    ],
     ["another tenant's run in the decision log", request("GET /v1/audit/decisions", "/v1/audit/decisions"), answer(200, { items: [{ run_id: beasRun }] })],
   ])("flags %s as a read across principals", (_label, r, a) => {
     expect(kinds(r, a)).toEqual(["read across principals"]);
   });
 
   it("lets the decision log show the tenant's own runs, and an id the request itself sent", () => {
-    expect(kinds(request("GET /v1/audit/decisions", "/v1/audit/decisions"), answer(200, { items: [{ run_id: amysRun, resource: { id: beasRun } }] }))).toEqual([]);
+    expect(kinds(request("GET /v1/audit/decisions", "/v1/audit/decisions"), answer(200, { items: [{ run_id: amysRun, resource: { id: beasRun } }] }))).toEqual(
+      [],
+    );
     expect(kinds(request("GET /v1/admin/members/:user", `/v1/admin/members/${amysRun}`), answer(200, { user_id: amysRun }))).toEqual([]);
   });
 

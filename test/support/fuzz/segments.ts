@@ -3,8 +3,7 @@ import type { Rng } from "./prng";
 import { CORE_PRINCIPALS, type Who } from "./tokens";
 
 /** A uuid that is not a seeded run's id, with its seed drawn from rng so the request can be generated again. */
-export const seededUuid = (rng: Rng) =>
-  [8, 4, 4, 4, 12].map((n) => Array.from({ length: n }, () => rng.int(0, 15).toString(16)).join("")).join("-");
+export const seededUuid = (rng: Rng) => [8, 4, 4, 4, 12].map((n) => Array.from({ length: n }, () => rng.int(0, 15).toString(16)).join("")).join("-");
 
 /** A path segment that is not a well-formed id: wrong shape, encoded separators, very long, bad encodings. */
 export function oddSegment(rng: Rng): string {
@@ -36,19 +35,28 @@ export function runSegment(rng: Rng, fx: FuzzFixture, who: Who | undefined, cont
   const runs = control ? fx.runs.filter((r) => !r.reserved) : fx.runs;
   const own = runs.filter((r) => sameWho(r.owner, who));
   return rng.weighted<() => { segment: string; run?: SeededRun }>([
-    [own.length ? 5 : 0, () => {
-      const run = rng.pick(own);
-      return { segment: run.id, run };
-    }],
-    [8, () => {
-      const run = rng.pick(runs);
-      return { segment: run.id, run };
-    }],
+    [
+      own.length ? 5 : 0,
+      () => {
+        const run = rng.pick(own);
+        return { segment: run.id, run };
+      },
+    ],
+    [
+      8,
+      () => {
+        const run = rng.pick(runs);
+        return { segment: run.id, run };
+      },
+    ],
     [1, () => ({ segment: seededUuid(rng) })],
-    [1, () => {
-      const run = rng.pick(runs);
-      return { segment: rng.pick([run.id.toUpperCase(), encodeURIComponent(run.id), `${run.id}/`, `${run.id}%2F..`]), run };
-    }],
+    [
+      1,
+      () => {
+        const run = rng.pick(runs);
+        return { segment: rng.pick([run.id.toUpperCase(), encodeURIComponent(run.id), `${run.id}/`, `${run.id}%2F..`]), run };
+      },
+    ],
     [2, () => ({ segment: oddSegment(rng) })],
   ])();
 }
@@ -61,8 +69,7 @@ export function documentSegment(rng: Rng, fx: FuzzFixture): { segment: string; d
   return { segment: rng.chance(0.5) ? seededUuid(rng) : oddSegment(rng) };
 }
 
-export const versionSegment = (rng: Rng) =>
-  rng.pick(["1", "2", "3", "0", "-1", "01", "1e3", "999999999", "9999999999999", "abc", oddSegment(rng)]);
+export const versionSegment = (rng: Rng) => rng.pick(["1", "2", "3", "0", "-1", "01", "1e3", "999999999", "9999999999999", "abc", oddSegment(rng)]);
 
 /** Users named in membership paths: other tenants' users, new names, odd text (raw, or already percent-encoded). */
 export function userSegment(rng: Rng, mayBeCore: boolean): string {

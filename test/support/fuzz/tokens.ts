@@ -67,7 +67,10 @@ export async function fuzzTokens(keys: TokenKeys): Promise<FuzzToken[]> {
   await accept("acme/bea (bea's name, other tenant)", { tenant: "acme", user: "bea" });
   await accept("acme/mallory, new, claiming admin", { tenant: "acme", user: "mallory" }, { roles: ["admin"] });
   await accept("beta/eve, new, no roles", { tenant: "beta", user: "eve" }, { roles: [] });
-  for (const [label, user] of [["acme/<5000-char user>", "u".repeat(5000)], ["acme/<unicode user>", "ü😀\u202e"]]) {
+  for (const [label, user] of [
+    ["acme/<5000-char user>", "u".repeat(5000)],
+    ["acme/<unicode user>", "ü😀\u202e"],
+  ]) {
     tokens.push({ label, header: bearer(await sign({ tid: "acme", sub: user, roles: ["member"] })), expect: "either", who: { tenant: "acme", user } });
   }
 

@@ -47,7 +47,26 @@ export const HOSTILE_STRINGS: readonly string[] = [
 
 /** Numbers at and past the limits JSON, JavaScript and PostgreSQL draw. */
 export const HOSTILE_NUMBERS: readonly number[] = [
-  0, -0, 1, -1, 0.5, 1e-7, 100, 101, 1000, 1001, 86_400, 86_401, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 63), 1e308, -1e308,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  1e-7,
+  100,
+  101,
+  1000,
+  1001,
+  86_400,
+  86_401,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  1e308,
+  -1e308,
 ];
 
 /** A string, usually hostile, sometimes plain, sometimes long or random code units (lone surrogates included). */

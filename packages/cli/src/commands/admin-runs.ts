@@ -25,7 +25,10 @@ export async function adminRunsCommand(ctx: Context, cmd: AdminCommand): Promise
     case "admin.show": {
       const run = await ctx.api.request<AdminRunView>("GET", `/v1/admin/runs/${cmd.id}`);
       print(ctx, run, (r) => {
-        const lines = [`${ctx.style.bold(r.id)}  ${r.state}  by ${r.created_by}${r.thread_id ? `  in thread ${r.thread_id}` : ""}`, `  asked     ${clip(r.input, 200)}`];
+        const lines = [
+          `${ctx.style.bold(r.id)}  ${r.state}  by ${r.created_by}${r.thread_id ? `  in thread ${r.thread_id}` : ""}`,
+          `  asked     ${clip(r.input, 200)}`,
+        ];
         if (r.output) lines.push("", r.output.text);
         if (r.error) lines.push(ctx.style.red(`  error     ${r.error.code} ${r.error.message}`));
         return lines.join("\n");

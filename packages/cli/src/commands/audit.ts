@@ -27,7 +27,10 @@ export async function auditCommand(ctx: Context, cmd: AuditCommand): Promise<num
           d.mcp_session_id ? `${shortId(d.mcp_session_id)} ${d.mcp_mode ?? ""}`.trim() : d.run_id ? `run ${shortId(d.run_id)}` : "",
         ]);
         const more = l.items.length === cmd.limit ? `; more: --after ${l.next_after}` : "";
-        return table([["ID", "DECIDED", "USER", "ACTION", "RESOURCE", "EFFECT", "SESSION/RUN"], ...rows]) + ctx.style.dim(`${l.items.length} decisions, oldest first${more}`);
+        return (
+          table([["ID", "DECIDED", "USER", "ACTION", "RESOURCE", "EFFECT", "SESSION/RUN"], ...rows]) +
+          ctx.style.dim(`${l.items.length} decisions, oldest first${more}`)
+        );
       });
       return ExitCode.ok;
     }
@@ -36,8 +39,17 @@ export async function auditCommand(ctx: Context, cmd: AuditCommand): Promise<num
       const page = await ctx.api.request<McpSessionPage>("GET", "/v1/audit/mcp-sessions", { query });
       print(ctx, page, (p) => {
         if (p.items.length === 0) return p.page === 1 ? "no MCP sessions match" : `no MCP sessions on page ${p.page} (${p.total} in all)`;
-        const rows = p.items.map((s) => [s.id, s.user_id, s.mode, s.opened_at, s.closed_at ? `${s.closed_at} (${s.close_reason ?? ""})` : ctx.style.bold("open")]);
-        return table([["ID", "USER", "MODE", "OPENED", "CLOSED"], ...rows]) + ctx.style.dim(`page ${p.page}, ${p.items.length} of ${p.total}; what one did: steward audit decisions --mcp-session ID`);
+        const rows = p.items.map((s) => [
+          s.id,
+          s.user_id,
+          s.mode,
+          s.opened_at,
+          s.closed_at ? `${s.closed_at} (${s.close_reason ?? ""})` : ctx.style.bold("open"),
+        ]);
+        return (
+          table([["ID", "USER", "MODE", "OPENED", "CLOSED"], ...rows]) +
+          ctx.style.dim(`page ${p.page}, ${p.items.length} of ${p.total}; what one did: steward audit decisions --mcp-session ID`)
+        );
       });
       return ExitCode.ok;
     }

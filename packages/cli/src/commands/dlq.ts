@@ -44,7 +44,8 @@ async function connectOnce(env: NodeJS.ProcessEnv, home: string): Promise<NatsCo
     return await connect({ servers: login.server, user: login.user, pass: login.pass, name: "steward-cli", timeout: 5000, maxReconnectAttempts: 0 });
   } catch (err) {
     const text = String((err as Error).message ?? err);
-    if (/authori[sz]ation|permissions/i.test(text)) throw new ApiError({ status: 403, title: `NATS at ${login.shown} refused the login`, detail: "set NATS_USER and NATS_PASSWORD" });
+    if (/authori[sz]ation|permissions/i.test(text))
+      throw new ApiError({ status: 403, title: `NATS at ${login.shown} refused the login`, detail: "set NATS_USER and NATS_PASSWORD" });
     throw new UnreachableError(`cannot reach NATS at ${login.shown}: ${text}`);
   }
 }
@@ -88,7 +89,12 @@ export async function dlqCommand(ctx: Context, cmd: DlqCommand): Promise<number>
     const result = { stream: names.deadLetterStream, total: info?.state.messages ?? 0, items: letters };
     print(ctx, result, (r) => {
       if (r.items.length === 0) return `no dead letters in ${r.stream}`;
-      const rows = r.items.map((l) => [String(l.seq), l.time, clip(l.reason ?? "", 60), clip(typeof l.payload === "string" ? l.payload : JSON.stringify(l.payload), 80)]);
+      const rows = r.items.map((l) => [
+        String(l.seq),
+        l.time,
+        clip(l.reason ?? "", 60),
+        clip(typeof l.payload === "string" ? l.payload : JSON.stringify(l.payload), 80),
+      ]);
       return table([["SEQ", "TIME", "REASON", "PAYLOAD"], ...rows]) + ctx.style.dim(`${r.items.length} newest of ${r.total} in ${r.stream}`);
     });
     return ExitCode.ok;

@@ -37,7 +37,10 @@ export async function policiesCommand(ctx: Context, cmd: PoliciesCommand): Promi
       print(ctx, list, (l) =>
         l.items.length === 0
           ? "no policy sets"
-          : table([["VERSION", "STATUS", "CREATED", "BY", "POLICIES"], ...l.items.map((s) => [String(s.version), s.status, s.created_at, s.created_by, s.policy_ids.join(", ")])]),
+          : table([
+              ["VERSION", "STATUS", "CREATED", "BY", "POLICIES"],
+              ...l.items.map((s) => [String(s.version), s.status, s.created_at, s.created_by, s.policy_ids.join(", ")]),
+            ]),
       );
       return ExitCode.ok;
     }
@@ -46,12 +49,22 @@ export async function policiesCommand(ctx: Context, cmd: PoliciesCommand): Promi
       print(ctx, result, (r) =>
         r.valid
           ? ctx.style.green(`valid: ${r.policy_ids.length} policies (${r.policy_ids.join(", ")})`)
-          : [ctx.style.red(`not valid: ${r.issues.length} issue${r.issues.length === 1 ? "" : "s"}`), ...r.issues.map((i) => `  ${i.policy_id || "(set)"}: ${i.message}`)].join("\n"),
+          : [
+              ctx.style.red(`not valid: ${r.issues.length} issue${r.issues.length === 1 ? "" : "s"}`),
+              ...r.issues.map((i) => `  ${i.policy_id || "(set)"}: ${i.message}`),
+            ].join("\n"),
       );
       return result.valid ? ExitCode.ok : ExitCode.negative;
     }
     case "policies.dry-run": {
-      const body = { user_id: cmd.user, roles: cmd.roles, action: cmd.action, resource: cmd.resource, elevated: cmd.elevated, ...(cmd.version ? { version: cmd.version } : {}) };
+      const body = {
+        user_id: cmd.user,
+        roles: cmd.roles,
+        action: cmd.action,
+        resource: cmd.resource,
+        elevated: cmd.elevated,
+        ...(cmd.version ? { version: cmd.version } : {}),
+      };
       const result = await ctx.api.request<DryRun>("POST", "/v1/admin/policies/dry-run", { body });
       print(ctx, result, (r) => {
         const verdict = r.permit ? ctx.style.green("permit") : ctx.style.red(`deny${r.code ? ` ${r.code}` : ""}`);

@@ -88,7 +88,8 @@ export async function runsCommand(ctx: Context, cmd: RunsCommand): Promise<numbe
       const decision = cmd.name === "runs.approve" ? "approve" : "reject";
       // Bind the decision to the call shown here, so that a call the model asked for meanwhile is not decided blind.
       const pending = pendingConfirmation(await allEvents(ctx, cmd.id));
-      if (pending && !ctx.globals.json) ctx.stderr.write(`${decision === "approve" ? "approving" : "rejecting"} ${pending.data.tool_name} ${formatArguments(pending.data.arguments)}\n`);
+      if (pending && !ctx.globals.json)
+        ctx.stderr.write(`${decision === "approve" ? "approving" : "rejecting"} ${pending.data.tool_name} ${formatArguments(pending.data.arguments)}\n`);
       const fingerprint = typeof pending?.data.fingerprint === "string" ? pending.data.fingerprint : undefined;
       const run = await ctx.api.request<RunSnapshot>("POST", path(cmd.id, "/confirmation"), { body: { decision, ...(fingerprint ? { fingerprint } : {}) } });
       print(ctx, run, (r) => `${decision === "approve" ? "approved" : "rejected"}: run ${r.id} is ${r.state}`);

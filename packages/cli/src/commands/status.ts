@@ -28,14 +28,17 @@ export interface TenantStatus {
   queue: { queued: number; running: number; awaiting: number } | null;
 }
 
-const runsLine = (q: { queued: number; running: number; awaiting: number }) => `runs      ${q.queued} queued, ${q.running} running, ${q.awaiting} waiting for a person`;
+const runsLine = (q: { queued: number; running: number; awaiting: number }) =>
+  `runs      ${q.queued} queued, ${q.running} running, ${q.awaiting} waiting for a person`;
 
 /** The status document as a person reads it. */
 export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): string {
   const st = ctx.style;
   const ok = s.status === "ok";
   const what = s.scope === "tenant" ? `tenant ${s.tenant_id}` : "";
-  const out = [`${st.bold("Steward")} at ${printableUrl(ctx.settings.url)}${what ? `, ${what}` : ""}: ${ok ? st.green("ok") : st.red("degraded")}  ${st.dim(s.checked_at)}`];
+  const out = [
+    `${st.bold("Steward")} at ${printableUrl(ctx.settings.url)}${what ? `, ${what}` : ""}: ${ok ? st.green("ok") : st.red("degraded")}  ${st.dim(s.checked_at)}`,
+  ];
   for (const p of s.problems) out.push(st.yellow(`  ! ${p}`));
   if (s.scope === "tenant") {
     if (s.queue) out.push(runsLine(s.queue));
@@ -43,7 +46,8 @@ export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): st
     return out.join("\n");
   }
   out.push("dependencies");
-  for (const [name, c] of Object.entries(s.dependencies)) out.push(`  ${c?.ok ? st.green("up  ") : st.red("down")}  ${name}${c && !c.ok && c.reason ? `  ${c.reason}` : ""}`);
+  for (const [name, c] of Object.entries(s.dependencies))
+    out.push(`  ${c?.ok ? st.green("up  ") : st.red("down")}  ${name}${c && !c.ok && c.reason ? `  ${c.reason}` : ""}`);
   out.push("services");
   if (s.services.length === 0) out.push("  none answered");
   for (const i of s.services) {
@@ -52,7 +56,9 @@ export function renderStatus(ctx: Context, s: PlatformStatus | TenantStatus): st
     for (const r of i.reasons) out.push(st.dim(`      ${r}`));
   }
   const c = s.runners.consumer;
-  out.push(`runners   ${s.runners.attached} attached, ${s.runners.in_flight} runs in hand${c ? `; ${c.pending} pending on the bus, ${c.redelivered} redelivered` : ""}`);
+  out.push(
+    `runners   ${s.runners.attached} attached, ${s.runners.in_flight} runs in hand${c ? `; ${c.pending} pending on the bus, ${c.redelivered} redelivered` : ""}`,
+  );
   if (s.queue) out.push(runsLine(s.queue));
   if (s.outbox) out.push(`outbox    ${s.outbox.backlog} not yet on the bus`);
   out.push(`dead letters ${s.dead_letters ? `${s.dead_letters.count}${s.dead_letters.last_at ? ` (last ${s.dead_letters.last_at})` : ""}` : "unknown"}`);

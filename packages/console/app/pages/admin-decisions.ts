@@ -128,30 +128,38 @@ export function renderDecisions(main: HTMLElement, initial: { readonly mcpSessio
 
   const layout = () =>
     replace(
-    main,
-    h("h1", {}, "Decisions"),
-    h(
-      "section",
-      { class: "card", "aria-labelledby": "decisions-title" },
-      h("h2", { id: "decisions-title" }, "Decision log"),
-      h("p", { class: "muted" }, "Every policy decision of the tenant: routes and tool calls, with the policies that decided."),
-      filters,
-      error,
-      position,
+      main,
+      h("h1", {}, "Decisions"),
       h(
-        "div",
-        { class: "scroll" },
+        "section",
+        { class: "card", "aria-labelledby": "decisions-title" },
+        h("h2", { id: "decisions-title" }, "Decision log"),
+        h("p", { class: "muted" }, "Every policy decision of the tenant: routes and tool calls, with the policies that decided."),
+        filters,
+        error,
+        position,
         h(
-          "table",
-          { class: "admin", id: "decisions" },
-          h("caption", { class: "visually-hidden" }, "Policy decisions, oldest first"),
-          h("thead", {}, h("tr", {}, ...["Time", "User", "Action", "Resource", "Effect", "Policies", "Code", "Run", "MCP session"].map((c) => h("th", { scope: "col" }, c)))),
-          body,
+          "div",
+          { class: "scroll" },
+          h(
+            "table",
+            { class: "admin", id: "decisions" },
+            h("caption", { class: "visually-hidden" }, "Policy decisions, oldest first"),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ...["Time", "User", "Action", "Resource", "Effect", "Policies", "Code", "Run", "MCP session"].map((c) => h("th", { scope: "col" }, c)),
+              ),
+            ),
+            body,
+          ),
         ),
+        h("nav", { class: "pager", "aria-label": "Decision log pages" }, first, " ", previous, " ", next, " ", newest),
       ),
-      h("nav", { class: "pager", "aria-label": "Decision log pages" }, first, " ", previous, " ", next, " ", newest),
-    ),
-  );
+    );
   replace(main, h("p", { class: "muted" }, "Reading the decision log…"));
   void toNewest().then(() => {
     if (!left && !refused) layout();

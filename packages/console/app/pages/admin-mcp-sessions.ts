@@ -48,11 +48,19 @@ function row(s: McpSession): HTMLTableRowElement {
     h(
       "td",
       {},
-      h("a", { href: `#/admin/decisions/mcp-session/${encodeURIComponent(s.id)}`, title: s.id, "aria-label": `Decisions of session ${shortId(s.id)}` }, shortId(s.id)),
+      h(
+        "a",
+        { href: `#/admin/decisions/mcp-session/${encodeURIComponent(s.id)}`, title: s.id, "aria-label": `Decisions of session ${shortId(s.id)}` },
+        shortId(s.id),
+      ),
     ),
     h("td", {}, s.user_id),
     h("td", {}, s.mode),
     h("td", {}, when(s.opened_at)),
-    h("td", { class: "wrap" }, ...(s.closed_at ? [when(s.closed_at), h("div", { class: "muted mcp-close-reason" }, s.close_reason ?? "")] : [h("span", { class: "ok" }, "open")])),
+    h(
+      "td",
+      { class: "wrap" },
+      ...(s.closed_at ? [when(s.closed_at), h("div", { class: "muted mcp-close-reason" }, s.close_reason ?? "")] : [h("span", { class: "ok" }, "open")]),
+    ),
   );
 }

@@ -17,7 +17,7 @@ export function renderAdminRun(main: HTMLElement, runId: string): () => void {
     try {
       const run = await adminRuns.get(runId);
       const events: StoredEvent[] = [];
-      for (let after = 0; ; ) {
+      for (let after = 0; ;) {
         const page = await adminRuns.events(runId, after);
         events.push(...page.items);
         if (!page.has_more || page.items.length === 0) break;
@@ -35,7 +35,13 @@ export function renderAdminRun(main: HTMLElement, runId: string): () => void {
           run.error ? ` · error ${run.error.code}` : "",
           run.thread_id ? ` · in a thread` : "",
         ),
-        h("section", { class: "card" }, h("h2", {}, "Input"), h("p", { class: "wrap" }, run.input), run.output ? h("div", {}, h("h2", {}, "Answer"), h("p", { class: "wrap" }, run.output.text)) : null),
+        h(
+          "section",
+          { class: "card" },
+          h("h2", {}, "Input"),
+          h("p", { class: "wrap" }, run.input),
+          run.output ? h("div", {}, h("h2", {}, "Answer"), h("p", { class: "wrap" }, run.output.text)) : null,
+        ),
         h(
           "section",
           { class: "card", "aria-labelledby": "admin-run-events-title" },
@@ -44,13 +50,27 @@ export function renderAdminRun(main: HTMLElement, runId: string): () => void {
             "table",
             { class: "admin", id: "admin-run-events" },
             h("thead", {}, h("tr", {}, ...["#", "Type", "What", "Recorded"].map((c) => h("th", { scope: "col" }, c)))),
-            h("tbody", {}, ...events.map((e) => h("tr", { "data-seq": String(e.seq) }, h("td", {}, String(e.seq)), h("td", {}, h("code", {}, e.type)), h("td", { class: "wrap" }, gist(e)), h("td", {}, when(e.recorded_at))))),
+            h(
+              "tbody",
+              {},
+              ...events.map((e) =>
+                h(
+                  "tr",
+                  { "data-seq": String(e.seq) },
+                  h("td", {}, String(e.seq)),
+                  h("td", {}, h("code", {}, e.type)),
+                  h("td", { class: "wrap" }, gist(e)),
+                  h("td", {}, when(e.recorded_at)),
+                ),
+              ),
+            ),
           ),
         ),
         h("p", {}, h("a", { href: "#/admin/runs" }, "← All runs")),
       );
     } catch (err) {
-      if (!left && !showNotAllowed(main, err)) replace(main, h("h1", {}, "Run"), h("p", { class: "error", role: "alert" }, failure(err, "The run could not be read")));
+      if (!left && !showNotAllowed(main, err))
+        replace(main, h("h1", {}, "Run"), h("p", { class: "error", role: "alert" }, failure(err, "The run could not be read")));
     }
   })();
   return () => {

@@ -35,7 +35,11 @@ export function renderStatus(main: HTMLElement): () => void {
       h("span", { class: "muted" }, " — checked ", when(s.checked_at), `, read again every ${POLL_MS / 1000} s`),
     );
   const problemsOf = (s: PlatformStatus | TenantStatus) =>
-    section("problems-title", "Problems", s.problems.length ? h("ul", { id: "status-problems" }, ...s.problems.map((p) => h("li", {}, p))) : h("p", { class: "ok", id: "status-problems" }, "None"));
+    section(
+      "problems-title",
+      "Problems",
+      s.problems.length ? h("ul", { id: "status-problems" }, ...s.problems.map((p) => h("li", {}, p))) : h("p", { class: "ok", id: "status-problems" }, "None"),
+    );
 
   /** A tenant's administrator: the tenant's own queue; the platform's insides are for its operators. */
   function drawTenant(s: TenantStatus): void {
@@ -75,7 +79,13 @@ export function renderStatus(main: HTMLElement): () => void {
         h("td", {}, ready ? h("span", { class: "ok" }, "ready") : h("span", { class: "bad" }, "not ready")),
         h("td", { class: "wrap" }, Array.isArray(reasons) ? reasons.map(str).join("; ") : ""),
         h("td", {}, when(typeof started_at === "string" ? started_at : null)),
-        h("td", { class: "wrap muted" }, Object.entries(more).map(([k, v]) => `${label(k)}: ${value(v)}`).join(", ")),
+        h(
+          "td",
+          { class: "wrap muted" },
+          Object.entries(more)
+            .map(([k, v]) => `${label(k)}: ${value(v)}`)
+            .join(", "),
+        ),
       );
     };
     replace(
@@ -85,12 +95,23 @@ export function renderStatus(main: HTMLElement): () => void {
       section(
         "deps-title",
         "Dependencies",
-        h("table", { class: "admin compact", id: "status-dependencies" }, h("caption", { class: "visually-hidden" }, "Dependencies as the gateway sees them"), h("tbody", {}, ...Object.entries(s.dependencies).map(([n, c]) => dependency(n, c)))),
+        h(
+          "table",
+          { class: "admin compact", id: "status-dependencies" },
+          h("caption", { class: "visually-hidden" }, "Dependencies as the gateway sees them"),
+          h("tbody", {}, ...Object.entries(s.dependencies).map(([n, c]) => dependency(n, c))),
+        ),
       ),
       h(
         "div",
         { class: "status-grid" },
-        section("runners-title", "Runners", facts("status-runners", { attached: s.runners.attached, in_flight: s.runners.in_flight }), h("h3", {}, "Command consumer"), facts("status-consumer", s.runners.consumer)),
+        section(
+          "runners-title",
+          "Runners",
+          facts("status-runners", { attached: s.runners.attached, in_flight: s.runners.in_flight }),
+          h("h3", {}, "Command consumer"),
+          facts("status-consumer", s.runners.consumer),
+        ),
         section("queue-title", "Queue", facts("status-queue", s.queue)),
         section("outbox-title", "Outbox", facts("status-outbox", s.outbox)),
         section("dead-title", "Dead letters", facts("status-dead-letters", s.dead_letters)),

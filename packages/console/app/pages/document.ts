@@ -33,7 +33,12 @@ export function renderDocument(main: HTMLElement, id: string): () => void {
     (err) => {
       if (left) return;
       const missing = err instanceof ApiError && err.status === 404;
-      replace(main, h("h1", {}, missing ? "Document not found" : "The document could not be read"), h("p", { role: "alert" }, err instanceof ApiError ? err.message : ""), h("p", {}, h("a", { href: "#/" }, "← Your runs")));
+      replace(
+        main,
+        h("h1", {}, missing ? "Document not found" : "The document could not be read"),
+        h("p", { role: "alert" }, err instanceof ApiError ? err.message : ""),
+        h("p", {}, h("a", { href: "#/" }, "← Your runs")),
+      );
     },
   );
   return () => {

@@ -113,7 +113,12 @@ export function renderInbox(main: HTMLElement): () => void {
       } catch (err) {
         buttons.forEach((b) => (b.disabled = false));
         // 409: the run no longer waits for this call (decided elsewhere, cancelled, or another call waits).
-        message.textContent = err instanceof ApiError && err.status === 409 ? `${err.message} — the list is being refreshed` : err instanceof Error ? err.message : "the decision failed";
+        message.textContent =
+          err instanceof ApiError && err.status === 409
+            ? `${err.message} — the list is being refreshed`
+            : err instanceof Error
+              ? err.message
+              : "the decision failed";
         if (err instanceof ApiError && err.status === 409) void look();
       }
     };
@@ -128,12 +133,27 @@ export function renderInbox(main: HTMLElement): () => void {
     const li = h(
       "li",
       { class: "card inbox-item", "data-run": p.run.id, "data-call": str(d.call_id) },
-      h("h2", { id: titleId }, h("span", { class: "inbox-tool" }, str(d.tool_name)), " ", h("span", { class: "muted" }, `step ${str(d.step_no)}, asked ${since(p.request.recorded_at)}`)),
-      h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(p.run.id)}` }, h("code", {}, shortId(p.run.id))), ": ", h("q", { class: "inbox-input" }, p.run.input)),
+      h(
+        "h2",
+        { id: titleId },
+        h("span", { class: "inbox-tool" }, str(d.tool_name)),
+        " ",
+        h("span", { class: "muted" }, `step ${str(d.step_no)}, asked ${since(p.request.recorded_at)}`),
+      ),
+      h(
+        "p",
+        {},
+        "Run ",
+        h("a", { href: `#/runs/${encodeURIComponent(p.run.id)}` }, h("code", {}, shortId(p.run.id))),
+        ": ",
+        h("q", { class: "inbox-input" }, p.run.input),
+      ),
       h("p", {}, "Approving runs exactly this call:"),
       h("pre", { class: "args inbox-arguments" }, h("code", {}, prettyArguments(d.arguments))),
       h("p", { class: "muted" }, "Why it waits: ", why),
-      fingerprint ? h("p", { class: "muted" }, "Fingerprint ", h("code", { class: "inbox-fingerprint", title: fingerprint }, fingerprint.slice(0, 16)), "…") : null,
+      fingerprint
+        ? h("p", { class: "muted" }, "Fingerprint ", h("code", { class: "inbox-fingerprint", title: fingerprint }, fingerprint.slice(0, 16)), "…")
+        : null,
       h("div", { class: "inbox-buttons" }, button("Approve", "approve"), " ", button("Reject", "reject", "secondary")),
       message,
     );
@@ -200,7 +220,11 @@ export function renderInbox(main: HTMLElement): () => void {
   replace(
     main,
     h("h1", {}, "Approvals"),
-    h("p", { class: "muted" }, "Tool calls in your runs that wait for your decision. Approving runs exactly the call shown; rejecting tells the model it was refused."),
+    h(
+      "p",
+      { class: "muted" },
+      "Tool calls in your runs that wait for your decision. Approving runs exactly the call shown; rejecting tells the model it was refused.",
+    ),
     status,
     error,
     empty,

@@ -24,7 +24,8 @@ export function renderProposals(main: HTMLElement): () => void {
       li.replaceWith(item(decided));
       announce(`${decided.title}: ${decided.status}`);
     } catch (err) {
-      error.textContent = err instanceof ApiError ? `The proposal could not be ${how === "apply" ? "applied" : "dismissed"}: ${err.message}` : "It did not happen.";
+      error.textContent =
+        err instanceof ApiError ? `The proposal could not be ${how === "apply" ? "applied" : "dismissed"}: ${err.message}` : "It did not happen.";
     }
   };
 

@@ -105,8 +105,11 @@ export function renderRun(main: HTMLElement, id: string): () => void {
     if (!snapshot) return;
     const exploration = explorationOf(stored);
     const steps = `steps ${maxStep} of ${STEP_BUDGET}, exploration ${exploration.used} of ${EXPLORATION_BUDGET}${exploration.blocked ? " (spent)" : ""}`;
-    const left = snapshot.deadline_at && !TERMINAL_STATES.has(snapshot.state) ? `, time left ${duration(Date.parse(snapshot.deadline_at) - Date.now())} of 180 s` : "";
-    const usage = snapshot.usage ? `, ${snapshot.usage.model_calls} model calls, ${snapshot.usage.tool_calls} tool calls, ${snapshot.usage.input_tokens + snapshot.usage.output_tokens} tokens` : "";
+    const left =
+      snapshot.deadline_at && !TERMINAL_STATES.has(snapshot.state) ? `, time left ${duration(Date.parse(snapshot.deadline_at) - Date.now())} of 180 s` : "";
+    const usage = snapshot.usage
+      ? `, ${snapshot.usage.model_calls} model calls, ${snapshot.usage.tool_calls} tool calls, ${snapshot.usage.input_tokens + snapshot.usage.output_tokens} tokens`
+      : "";
     budgets.textContent = `Budgets: ${steps}${left}${usage}`;
   }
 
@@ -219,4 +222,3 @@ export function renderRun(main: HTMLElement, id: string): () => void {
 function timelineAnswer(run: RunSnapshot): Node {
   return h("div", { class: "markdown answer", id: "final-answer" }, renderMarkdown(run.output?.text ?? ""));
 }
-

@@ -14,7 +14,12 @@ export function renderRuns(main: HTMLElement, open: (id: string) => void): () =>
   const error = h("p", { class: "error", role: "alert" });
 
   const input = h("textarea", { id: "run-input", name: "input", rows: "3", required: true, maxlength: "4000" });
-  const mode = h("select", { id: "run-mode", name: "mode" }, h("option", { value: "agent" }, "agent (may use write tools)"), h("option", { value: "ask" }, "ask (read-only)"));
+  const mode = h(
+    "select",
+    { id: "run-mode", name: "mode" },
+    h("option", { value: "agent" }, "agent (may use write tools)"),
+    h("option", { value: "ask" }, "ask (read-only)"),
+  );
   const language = h("input", { id: "run-language", name: "response_language", type: "text", maxlength: "35", placeholder: "e.g. en, fr" });
   const start = h(
     "form",
@@ -25,7 +30,11 @@ export function renderRuns(main: HTMLElement, open: (id: string) => void): () =>
         event.preventDefault();
         error.textContent = "";
         try {
-          const created = await runs.create({ input: input.value, mode: mode.value, ...(language.value.trim() ? { response_language: language.value.trim() } : {}) });
+          const created = await runs.create({
+            input: input.value,
+            mode: mode.value,
+            ...(language.value.trim() ? { response_language: language.value.trim() } : {}),
+          });
           open(created.id);
         } catch (err) {
           error.textContent = err instanceof ApiError ? err.message : "the run could not be started";
@@ -35,7 +44,12 @@ export function renderRuns(main: HTMLElement, open: (id: string) => void): () =>
     h("h2", { id: "start-title" }, "Start a run"),
     h("label", { for: "run-input" }, "Input"),
     input,
-    h("div", { class: "row" }, h("div", {}, h("label", { for: "run-mode" }, "Mode"), mode), h("div", {}, h("label", { for: "run-language" }, "Response language"), language)),
+    h(
+      "div",
+      { class: "row" },
+      h("div", {}, h("label", { for: "run-mode" }, "Mode"), mode),
+      h("div", {}, h("label", { for: "run-language" }, "Response language"), language),
+    ),
     h("button", { type: "submit" }, "Start"),
     error,
   );
@@ -98,7 +112,12 @@ export function renderRuns(main: HTMLElement, open: (id: string) => void): () =>
       "section",
       { class: "card", "aria-labelledby": "list-title" },
       h("h2", { id: "list-title" }, "Your runs"),
-      h("div", { class: "row" }, h("div", {}, h("label", { for: "state-filter" }, "State"), filter), h("div", {}, h("label", { for: "run-search" }, "Search by id"), search)),
+      h(
+        "div",
+        { class: "row" },
+        h("div", {}, h("label", { for: "state-filter" }, "State"), filter),
+        h("div", {}, h("label", { for: "run-search" }, "Search by id"), search),
+      ),
       status,
       h("div", { class: "scroll" }, table),
     ),

@@ -107,7 +107,15 @@ export function renderThread(main: HTMLElement, threadId: string, openRun: (id: 
     ask,
   );
 
-  replace(main, heading, facts, error, h("section", { class: "card", "aria-label": "Runs" }, list), form, h("p", {}, archive, " ", h("a", { href: "#/threads" }, "← Threads")));
+  replace(
+    main,
+    heading,
+    facts,
+    error,
+    h("section", { class: "card", "aria-label": "Runs" }, list),
+    form,
+    h("p", {}, archive, " ", h("a", { href: "#/threads" }, "← Threads")),
+  );
   void refresh();
   return () => {
     left = true;

@@ -76,12 +76,7 @@ describe("run fold", () => {
   });
 
   it("given tool results, then the call is no longer pending and evidence is merged by document_id", () => {
-    const s = foldRun([
-      queued,
-      thought(1, ["a", "b"]),
-      toolResult("a", [ev("d1", "first"), ev("d2")]),
-      toolResult("b", [ev("d1", "duplicate"), ev("d3")]),
-    ]);
+    const s = foldRun([queued, thought(1, ["a", "b"]), toolResult("a", [ev("d1", "first"), ev("d2")]), toolResult("b", [ev("d1", "duplicate"), ev("d3")])]);
     expect(s.pending_calls).toEqual([]);
     expect(s.usage.tool_calls).toBe(2);
     expect(s.evidence.map((e) => e.document_id)).toEqual(["d1", "d2", "d3"]);
@@ -199,7 +194,10 @@ describe("run fold", () => {
       result: { rows: 2 },
     });
     const failedFocus = evolve(run, answer("invoke-1", "focus_dataset", "60302", { error_code: "60302" }));
-    expect(evolve(failedFocus, answer("invoke-2", "search", "ok", { rows: 2 })).invocation_outcome).toMatchObject({ call_id: "invoke-1", result_code: "60302" });
+    expect(evolve(failedFocus, answer("invoke-2", "search", "ok", { rows: 2 })).invocation_outcome).toMatchObject({
+      call_id: "invoke-1",
+      result_code: "60302",
+    });
     expect(foldRun([queued, thought(1, ["a"]), toolResult("a", [])]).invocation_outcome).toBeNull();
   });
 

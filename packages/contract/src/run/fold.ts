@@ -1,15 +1,4 @@
-import type {
-  Evidence,
-  RequestedToolCall,
-  RunError,
-  RunEvent,
-  RunMode,
-  RunInvocation,
-  RunOutput,
-  RunStatus,
-  ToolResult,
-  Usage,
-} from "../events";
+import type { Evidence, RequestedToolCall, RunError, RunEvent, RunMode, RunInvocation, RunOutput, RunStatus, ToolResult, Usage } from "../events";
 import type { IsoMicros } from "../time";
 import { Exploration, ToolResultCode } from "../codes";
 import { recordDecision, type ConfirmationRecord } from "../confirmations";
@@ -215,10 +204,7 @@ export function evolve(state: RunState, event: RunEvent): RunState {
         pending_calls: state.pending_calls.filter((c) => c.call_id !== event.data.call_id),
         in_flight: state.in_flight.filter((id) => id !== event.data.call_id),
         evidence: mergeEvidence(state.evidence, event.data.evidence),
-        tool_history: [
-          ...state.tool_history,
-          { tool_name: event.data.tool_name, fingerprint: event.data.fingerprint, result_code: event.data.result_code },
-        ],
+        tool_history: [...state.tool_history, { tool_name: event.data.tool_name, fingerprint: event.data.fingerprint, result_code: event.data.result_code }],
         agent_state: event.data.next_state ?? state.agent_state,
         exploration_count: state.exploration_count + (event.data.exploration ? 1 : 0),
         exploration_blocked: state.exploration_blocked || event.data.result_code === ToolResultCode.explorationBudgetReached,

@@ -43,17 +43,17 @@ export interface Pdp {
  */
 export function createPdp(deps: { pool: Pool; policyDir: string; logger: Logger }, options: PdpOptions = {}): Pdp {
   const cacheTenants = options.cacheTenants ?? 1000;
-  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"), { preparedSets: cacheTenants, rememberedAnswers: options.rememberedAnswers });
+  const engine = createCedarEngine(readFileSync(join(deps.policyDir, "schema.cedarschema"), "utf8"), {
+    preparedSets: cacheTenants,
+    rememberedAnswers: options.rememberedAnswers,
+  });
   const defaultText = readFileSync(join(deps.policyDir, "default.cedar"), "utf8");
   const defaultSet = engine.validate(defaultText);
   if (!defaultSet.valid) {
     throw new Error(`default.cedar does not validate: ${defaultSet.issues.map((i) => `${i.policyId} ${i.message}`).join("; ")}`);
   }
   const store = createPgPolicySetStore(deps.pool);
-  const sets = createActiveSets(
-    { store, engine, defaultSet, defaultText },
-    { maxTenants: cacheTenants, installsDefault: options.installsDefault },
-  );
+  const sets = createActiveSets({ store, engine, defaultSet, defaultText }, { maxTenants: cacheTenants, installsDefault: options.installsDefault });
   const log = createPgDecisionLog(deps.pool);
   const facts = createPgPolicyFacts(deps.pool);
   const roles = createKnownRoles(facts, MEMBERS_REMEMBERED);

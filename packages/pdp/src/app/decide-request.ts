@@ -184,4 +184,3 @@ function optionalContextOf(context: Readonly<Record<string, string>>): Record<st
   for (const name of OPTIONAL_CONTEXT) if (context[name]) out[name] = context[name];
   return out;
 }
-

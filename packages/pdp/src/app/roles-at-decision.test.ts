@@ -32,7 +32,14 @@ describe("the PDP decides with the membership of this moment (real PostgreSQL, t
     const sets = createActiveSets({ store: createPgPolicySetStore(pool), engine, defaultSet: engine.validate(defaultText), defaultText });
     const facts = createPgPolicyFacts(pool);
     // Roles remembered between decisions, as the PDP runs: every record verifies them.
-    decide = createDecisionHandler({ facts, roles: createKnownRoles(facts, 100), sets, engine, log: createPgDecisionLog(pool), logger: createLogger("policy-test", "silent") });
+    decide = createDecisionHandler({
+      facts,
+      roles: createKnownRoles(facts, 100),
+      sets,
+      engine,
+      log: createPgDecisionLog(pool),
+      logger: createLogger("policy-test", "silent"),
+    });
   });
 
   afterAll(async () => {
@@ -42,7 +49,14 @@ describe("the PDP decides with the membership of this moment (real PostgreSQL, t
 
   /** A route's question: the gateway passes the verified token's roles (run routes name a run, admin routes a resource). */
   const route = (tenantId: string, userId: string, tokenRoles: string[], action = "agent.run.create") =>
-    decide({ tenantId, userId, tokenRoles, action, resource: action.startsWith("agent.run.") ? { type: "run", id: "" } : { type: "resource", id: action }, context: {} });
+    decide({
+      tenantId,
+      userId,
+      tokenRoles,
+      action,
+      resource: action.startsWith("agent.run.") ? { type: "run", id: "" } : { type: "resource", id: action },
+      context: {},
+    });
   /** A tool call's question: tool-exec has no token, only the run's tenant and user. */
   const toolCall = (tenantId: string, userId: string, runId: string, stepNo: number): ReturnType<DecisionHandler> =>
     decide({

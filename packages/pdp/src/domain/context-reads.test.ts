@@ -7,10 +7,10 @@ const reads = (...policies: string[]) => {
 
 describe("the context attributes a policy set reads", () => {
   it("given attribute access, indexing and `has`, then each attribute named is read", () => {
-    expect(reads('permit (principal, action, resource) when { context.elevated };')).toEqual(["elevated"]);
+    expect(reads("permit (principal, action, resource) when { context.elevated };")).toEqual(["elevated"]);
     expect(reads('permit (principal, action, resource) when { context has mcp_mode && context["mcp_mode"] == "observe" };')).toEqual(["mcp_mode"]);
     expect(reads('forbid (principal, action, resource) when { context has "step_no" && context . step_no > 5 };')).toEqual(["step_no"]);
-    expect(reads("permit (principal, action, resource);", "forbid (principal, action, resource) when { context.run_id == \"\" };")).toEqual(["run_id"]);
+    expect(reads("permit (principal, action, resource);", 'forbid (principal, action, resource) when { context.run_id == "" };')).toEqual(["run_id"]);
   });
 
   it("given no `context`, or the word only in a string or a comment, then nothing is read", () => {
@@ -28,7 +28,7 @@ describe("the context attributes a policy set reads", () => {
 
   it("given another `context` (an attribute of a resource, a record's key), then it errs towards reading more", () => {
     expect(reads("permit (principal, action, resource) when { resource.context.x };")).toEqual(["x"]);
-    expect(reads('permit (principal, action, resource) when { {context: 1}.context == 1 };')).toBe("whole");
+    expect(reads("permit (principal, action, resource) when { {context: 1}.context == 1 };")).toBe("whole");
   });
 });
 

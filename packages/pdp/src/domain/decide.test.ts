@@ -33,7 +33,12 @@ describe("decisionOf", () => {
   });
 
   it("given Cedar allows but a forbid errored, then 60503 naming the erroring policy and no error text", () => {
-    const verdict = { permit: true, policyIds: ["member-runs"], errors: ["no-overflow: integer overflow while attempting to add `9223372036854775807` and `1`"], erroredPolicyIds: ["no-overflow"] };
+    const verdict = {
+      permit: true,
+      policyIds: ["member-runs"],
+      errors: ["no-overflow: integer overflow while attempting to add `9223372036854775807` and `1`"],
+      erroredPolicyIds: ["no-overflow"],
+    };
     const d = decisionOf({ action: "agent.run.read", elevation: { kind: "none" }, verdict });
     expect(d).toEqual({ permit: false, code: "60503", reasons: ["policy evaluation error in no-overflow"], policyIds: ["no-overflow"] });
   });

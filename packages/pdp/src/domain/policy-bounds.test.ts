@@ -21,7 +21,15 @@ describe("how deep and how long a policy may be before Cedar sees it", () => {
     expect(policyBoundsIssue(policy(`${"if true then ".repeat(over)}true${" else false".repeat(over)}`))).toMatch(/nests deeper/);
     expect(policyBoundsIssue(policy(`${"[".repeat(over)}1${"]".repeat(over)} == [1]`))).toMatch(/nests deeper/);
     expect(policyBoundsIssue(policy(`${"{a:".repeat(over)}1${"}".repeat(over)} == {a:1}`))).toMatch(/nests deeper/);
-    expect(policyBoundsIssue(`${policy("true")}\n${policy(Array(MAX_POLICY_OPERATORS + 2).fill("1").join(" + ") + " > 0")}`)).toMatch(/policy 2 holds more than 512 operators/);
+    expect(
+      policyBoundsIssue(
+        `${policy("true")}\n${policy(
+          Array(MAX_POLICY_OPERATORS + 2)
+            .fill("1")
+            .join(" + ") + " > 0",
+        )}`,
+      ),
+    ).toMatch(/policy 2 holds more than 512 operators/);
   });
 
   it("counts each policy apart, and nothing inside strings or comments", () => {

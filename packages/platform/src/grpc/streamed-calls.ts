@@ -46,7 +46,10 @@ export const droppedCallError = (): ServiceError => grpcError(status.CANCELLED, 
  * `current` is the client to open the next stream on (a channel may be replaced: a stream on a replaced one is
  * given up, its calls answered UNAVAILABLE, as grpc-js answers the calls a closed channel held).
  */
-export function streamedCalls<C, Req, Res>(current: () => C, open: (client: C) => ClientDuplexStream<StreamedCall<Req>, StreamedReply<Res>>): StreamedCalls<Req, Res> {
+export function streamedCalls<C, Req, Res>(
+  current: () => C,
+  open: (client: C) => ClientDuplexStream<StreamedCall<Req>, StreamedReply<Res>>,
+): StreamedCalls<Req, Res> {
   let live: Live<C, Req, Res> | null = null;
   let lastId = 0;
   let closed = false;

@@ -41,7 +41,10 @@ describe("infra/observability", () => {
   it("queries only metrics the services register", async () => {
     const known = await registeredNames();
     const unknown = queries.flatMap(({ panel, expr }) =>
-      (expr.match(/\bsteward_[a-z0-9_]+/g) ?? []).map((s) => metricOf(s, known)).filter((m) => !known.has(m)).map((m) => `${panel}: ${m}`),
+      (expr.match(/\bsteward_[a-z0-9_]+/g) ?? [])
+        .map((s) => metricOf(s, known))
+        .filter((m) => !known.has(m))
+        .map((m) => `${panel}: ${m}`),
     );
     expect(unknown).toEqual([]);
   });

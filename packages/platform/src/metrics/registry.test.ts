@@ -10,7 +10,10 @@ import { createMetrics } from "./registry";
 function valueOf(text: string, series: string): number | undefined {
   const [sample] = parseExposition(series + " 0");
   const found = parseExposition(text).filter(
-    (s) => s.name === sample.name && Object.keys(s.labels).length === Object.keys(sample.labels).length && Object.entries(sample.labels).every(([k, v]) => s.labels[k] === v),
+    (s) =>
+      s.name === sample.name &&
+      Object.keys(s.labels).length === Object.keys(sample.labels).length &&
+      Object.entries(sample.labels).every(([k, v]) => s.labels[k] === v),
   );
   return found.length === 1 ? found[0].value : undefined;
 }

@@ -47,7 +47,8 @@ describe("natsPermissions", () => {
     expect(natsPermissions("agent-runner", "ns").publish.deny).toContain(commands);
     expect(natsPermissions("gateway", "ns").subscribe.allow).toContain("ns.agent.deltas.>");
     for (const s of ["agent-runner", "policy", "tool-exec"] as const) expect(natsPermissions(s, "ns").subscribe.allow).not.toContain("ns.agent.deltas.>");
-    for (const s of ["gateway", "agent-runner", "tool-exec"] as const) expect(natsPermissions(s, "ns").publish.allow).not.toContain("ns.steward.policy.activated");
+    for (const s of ["gateway", "agent-runner", "tool-exec"] as const)
+      expect(natsPermissions(s, "ns").publish.allow).not.toContain("ns.steward.policy.activated");
     // The gateway's route guard hears activations (it decides in process); the runner and tool-exec do not.
     for (const s of ["gateway", "policy"] as const) expect(natsPermissions(s, "ns").subscribe.allow).toContain("ns.steward.policy.activated");
     for (const s of ["agent-runner", "tool-exec"] as const) expect(natsPermissions(s, "ns").subscribe.allow).not.toContain("ns.steward.policy.activated");

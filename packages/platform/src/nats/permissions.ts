@@ -89,10 +89,7 @@ function permissionsBlock(p: NatsPermissions): string {
  * with the permissions above, and an `operator` user with every permission for the NATS CLI and tooling.
  * Passwords are written as given (keep the file private); listen address and store come from the command line.
  */
-export function natsServerConfig(options: {
-  readonly namespace?: string;
-  readonly passwords: Readonly<Record<ServiceIdentity | "operator", string>>;
-}): string {
+export function natsServerConfig(options: { readonly namespace?: string; readonly passwords: Readonly<Record<ServiceIdentity | "operator", string>> }): string {
   const users = (["gateway", "agent-runner", "policy", "tool-exec"] as const).map(
     (service) =>
       `    { user: ${quote(service)}, password: ${quote(options.passwords[service])}, permissions: ${permissionsBlock(natsPermissions(service, options.namespace))} }`,

@@ -21,10 +21,7 @@ function isNotFound(err: unknown): boolean {
 }
 
 /** Creates the stream, or brings an existing one to this configuration. Safe to run on every start. */
-export async function ensureStream(
-  jsm: JetStreamManager,
-  config: Partial<StreamConfig> & { name: string },
-): Promise<void> {
+export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
   try {
     await jsm.streams.info(config.name);
   } catch (err) {
@@ -42,11 +39,7 @@ export async function ensureStream(
 }
 
 /** Creates the durable consumer, or updates it to this configuration. */
-export async function ensureConsumer(
-  jsm: JetStreamManager,
-  stream: string,
-  config: Partial<ConsumerConfig> & { durable_name: string },
-): Promise<void> {
+export async function ensureConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
   try {
     await jsm.consumers.info(stream, config.durable_name);
   } catch (err) {
@@ -76,11 +69,7 @@ export interface RunnerConsumerOptions {
  * Steward's JetStream streams: the command stream (work queue for `agent.run.requested`), the event stream
  * (a copy of every run event) and the dead-letter stream.
  */
-export async function provisionTopology(
-  nc: NatsConnection,
-  names: BusNames,
-  options: TopologyOptions = {},
-): Promise<void> {
+export async function provisionTopology(nc: NatsConnection, names: BusNames, options: TopologyOptions = {}): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const replicas = options.replicas ?? 1;
   await ensureStream(jsm, {
@@ -113,11 +102,7 @@ export async function provisionTopology(
 }
 
 /** The runners' shared durable pull consumer on the command stream (the runners own its settings). */
-export async function provisionRunnerConsumer(
-  nc: NatsConnection,
-  names: BusNames,
-  options: RunnerConsumerOptions = {},
-): Promise<void> {
+export async function provisionRunnerConsumer(nc: NatsConnection, names: BusNames, options: RunnerConsumerOptions = {}): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const ackWait = options.ackWaitMs ?? 30_000;
   const maxDeliver = options.maxDeliver ?? 5;

@@ -32,7 +32,9 @@ describe("a stream publisher (real NATS with JetStream)", () => {
   it("given a stream on the subject, then each publish resolves with its stream and sequence, in the order sent, and the message carries its headers and id", async () => {
     const bus = createStreamPublisher(nc);
     const acks = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => bus.publish({ subject: subject("ok.a"), payload: JSON.stringify({ i }), msgId: `a-${i}`, headers: { "Steward-Run-Id": "r1", traceparent: "tp" } })),
+      Array.from({ length: 200 }, (_, i) =>
+        bus.publish({ subject: subject("ok.a"), payload: JSON.stringify({ i }), msgId: `a-${i}`, headers: { "Steward-Run-Id": "r1", traceparent: "tp" } }),
+      ),
     );
     expect(acks.every((a) => a.stream === stream && a.duplicate === false)).toBe(true);
     const seqs = acks.map((a) => a.seq);
@@ -70,7 +72,9 @@ describe("a stream publisher (real NATS with JetStream)", () => {
 
   it("given a payload over the server's maximum, then the client refuses it before sending", async () => {
     const bus = createStreamPublisher(nc);
-    const refused = await bus.publish({ subject: subject("ok.big"), payload: "x".repeat(nc.info!.max_payload + 1), msgId: "b1", headers: {} }).catch((e: unknown) => e);
+    const refused = await bus
+      .publish({ subject: subject("ok.big"), payload: "x".repeat(nc.info!.max_payload + 1), msgId: "b1", headers: {} })
+      .catch((e: unknown) => e);
     expect((refused as Error).name).toBe("InvalidArgumentError");
     expect(bus.waiting).toBe(0);
   });

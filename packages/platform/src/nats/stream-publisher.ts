@@ -27,7 +27,10 @@ export class NoStreamError extends Error {
 
 /** The stream did not acknowledge within the publisher's timeout. */
 export class PublishTimeoutError extends Error {
-  constructor(readonly subject: string, timeoutMs: number) {
+  constructor(
+    readonly subject: string,
+    timeoutMs: number,
+  ) {
     super(`no acknowledgement for ${subject} within ${timeoutMs} ms`);
     this.name = "PublishTimeoutError";
   }

@@ -110,7 +110,10 @@ describe("createBatcher: one batch in flight (or maxInFlight), the calls arrivin
     const answers = [1, 2, 3, 4, 5, 6, 7].map((i) => batcher.submit(i));
     await runner.sent(2);
     await settle();
-    expect(runner.batches).toEqual([[1, 2, 3], [4, 5, 6]]);
+    expect(runner.batches).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
     runner.pending[0].finish();
     await runner.sent(3);
     expect(runner.batches[2]).toEqual([7]);

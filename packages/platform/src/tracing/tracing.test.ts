@@ -52,9 +52,9 @@ describe("tracing configuration", () => {
   it("sends to <endpoint>/v1/traces, or to the traces endpoint as written", () => {
     expect(tracesUrl(readTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }))).toBe("http://collector:4318/v1/traces");
     expect(tracesUrl(readTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/base/" }))).toBe("http://collector:4318/base/v1/traces");
-    expect(
-      tracesUrl(readTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://b/otlp/traces" })),
-    ).toBe("https://b/otlp/traces");
+    expect(tracesUrl(readTracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://b/otlp/traces" }))).toBe(
+      "https://b/otlp/traces",
+    );
     expect(tracesUrl(readTracingConfig({}))).toBeUndefined();
   });
 

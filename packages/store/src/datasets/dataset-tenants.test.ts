@@ -1,7 +1,7 @@
 import { parseDatasetTenants } from "./dataset-tenants";
 
 describe("the operator's list of the tenants each dataset may be granted to (DATASET_TENANTS)", () => {
-  it("allows a listed tenant, and every tenant for \"*\"", () => {
+  it('allows a listed tenant, and every tenant for "*"', () => {
     const listed = parseDatasetTenants('{"demo":["demo","acme"],"open":"*"}');
     expect([listed.allows("demo", "demo"), listed.allows("demo", "acme"), listed.allows("demo", "globex")]).toEqual([true, true, false]);
     expect([listed.allows("open", "anyone"), listed.allows("ledger", "demo")]).toEqual([true, false]);
@@ -16,7 +16,7 @@ describe("the operator's list of the tenants each dataset may be granted to (DAT
     ["not JSON", "{demo:", "is not JSON"],
     ["an array", '["demo"]', "is not an object"],
     ["a bad dataset name", '{"Demo":["a"]}', "dataset names must match"],
-    ["tenants that are not a list", '{"demo":"acme"}', 'give an array'],
+    ["tenants that are not a list", '{"demo":"acme"}', "give an array"],
     ["an empty tenant id", '{"demo":[""]}', "give an array"],
     ["a tenant id that is not a string", '{"demo":[1]}', "give an array"],
   ])("refuses %s, naming the variable", (_what, raw, message) => {

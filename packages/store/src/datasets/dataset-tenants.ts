@@ -39,12 +39,14 @@ export function parseDatasetTenants(raw: string | undefined, variable = "DATASET
   if (entries.length > DATASET_TENANTS_MAX.datasets) throw new ConfigError(variable, `names more than ${DATASET_TENANTS_MAX.datasets} datasets`);
   const lists = new Map<string, ReadonlySet<string> | typeof EVERY_TENANT>();
   for (const [name, tenants] of entries) {
-    if (!DATASET_NAME.test(name)) throw new ConfigError(variable, `dataset names must match [a-z][a-z0-9_]{0,62} (${JSON.stringify(name.slice(0, 64))} does not)`);
+    if (!DATASET_NAME.test(name))
+      throw new ConfigError(variable, `dataset names must match [a-z][a-z0-9_]{0,62} (${JSON.stringify(name.slice(0, 64))} does not)`);
     if (tenants === EVERY_TENANT) {
       lists.set(name, EVERY_TENANT);
       continue;
     }
-    const valid = Array.isArray(tenants) && tenants.length <= DATASET_TENANTS_MAX.tenants && tenants.every((t) => typeof t === "string" && t.length > 0 && t.length <= 256);
+    const valid =
+      Array.isArray(tenants) && tenants.length <= DATASET_TENANTS_MAX.tenants && tenants.every((t) => typeof t === "string" && t.length > 0 && t.length <= 256);
     if (!valid) throw new ConfigError(variable, `dataset ${name}: give an array of at most ${DATASET_TENANTS_MAX.tenants} tenant ids, or "*" for every tenant`);
     lists.set(name, new Set(tenants as string[]));
   }

@@ -7,7 +7,10 @@ import { freshDatabase } from "../../../../test/support/databases";
 
 /** A thought whose text makes the event exactly `bytes` long, as `eventBytes` counts it. */
 function thoughtOf(bytes: number, stepNo = 1): RunEvent {
-  const base = { type: "thought" as const, data: { step_no: stepNo, text: "", tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" } };
+  const base = {
+    type: "thought" as const,
+    data: { step_no: stepNo, text: "", tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" },
+  };
   const event = { ...base, data: { ...base.data, text: "x".repeat(bytes - eventBytes(base)) } };
   expect(eventBytes(event)).toBe(bytes);
   return event;
@@ -17,7 +20,15 @@ function queued(): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hello", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input: "hello",
+      mode: "agent",
+      response_language: null,
+      created_by: "u1",
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 
@@ -56,7 +67,9 @@ describe("the event size guard of the event store (PostgreSQL)", () => {
     const over = thoughtOf(PayloadLimits.eventBytes + 1, 3);
     const refused = appendRunEvents(pool, { ...input, state: stored.state, events: [small, over] });
     await expect(refused).rejects.toBeInstanceOf(EventTooLargeError);
-    await expect(refused).rejects.toThrow(`event thought of stream ${streamId} is ${PayloadLimits.eventBytes + 1} bytes, over the ${PayloadLimits.eventBytes}-byte event limit`);
+    await expect(refused).rejects.toThrow(
+      `event thought of stream ${streamId} is ${PayloadLimits.eventBytes + 1} bytes, over the ${PayloadLimits.eventBytes}-byte event limit`,
+    );
     // The message names sizes, never the content.
     await expect(refused).rejects.not.toThrow(/xxxx/);
     expect(await counts(streamId)).toEqual({ events: 2, version: 2, runs: 1 });
@@ -72,8 +85,14 @@ describe("the event size guard of the event store (PostgreSQL)", () => {
     const huge: RunEvent = {
       type: "tool_result",
       data: {
-        step_no: 1, call_id: "c1", tool_name: "run_query", fingerprint: "f", decision: { permit: true, code: "", policy_ids: [] },
-        result_code: "ok", result: { rows: [["x".repeat(1_500_000)]] }, evidence: [],
+        step_no: 1,
+        call_id: "c1",
+        tool_name: "run_query",
+        fingerprint: "f",
+        decision: { permit: true, code: "", policy_ids: [] },
+        result_code: "ok",
+        result: { rows: [["x".repeat(1_500_000)]] },
+        evidence: [],
       },
     };
     const attempt = appendRunEvents(pool, { ...input, state: first.state, events: [thoughtOf(300), huge] });

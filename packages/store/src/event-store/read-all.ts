@@ -13,9 +13,9 @@ export interface PositionedEvent {
  * from a quiet store (the replay command) are unaffected.
  */
 export async function readAll(db: Pool, options: { after?: number; limit?: number } = {}): Promise<PositionedEvent[]> {
-  const { rows } = await db.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`,
-    [options.after ?? 0, options.limit ?? 1000],
-  );
+  const { rows } = await db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`, [
+    options.after ?? 0,
+    options.limit ?? 1000,
+  ]);
   return rows.map((row) => ({ position: row.global_position, event: rowToEvent(row) }));
 }

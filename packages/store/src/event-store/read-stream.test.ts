@@ -9,7 +9,15 @@ function queued(): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hello", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input: "hello",
+      mode: "agent",
+      response_language: null,
+      created_by: "u1",
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 
@@ -28,7 +36,13 @@ describe("reading the event store (PostgreSQL)", () => {
   /** Appends to a run through the one write path, starting it with run.queued when new. */
   async function append(runId: string, events: RunEvent[]): Promise<void> {
     const state = states.get(runId);
-    const result = await appendRunEvents(db.pool, { runId, tenantId: "acme", namespace: "rs", state: state ?? initialRunState, events: state ? events : [queued(), ...events] });
+    const result = await appendRunEvents(db.pool, {
+      runId,
+      tenantId: "acme",
+      namespace: "rs",
+      state: state ?? initialRunState,
+      events: state ? events : [queued(), ...events],
+    });
     states.set(runId, result.state);
   }
 

@@ -39,11 +39,7 @@ const readStatement = preparedStatement(
 );
 
 /** Reads a stream in order, from just after `after` (a version; 0 for the start), at most `limit` events. */
-export async function readStream(
-  db: Pool | PoolClient,
-  streamId: string,
-  options: { after?: number; limit?: number } = {},
-): Promise<StoredRunEvent[]> {
+export async function readStream(db: Pool | PoolClient, streamId: string, options: { after?: number; limit?: number } = {}): Promise<StoredRunEvent[]> {
   const { rows } = await db.query<EventRow>(readStatement([streamId, options.after ?? 0, options.limit ?? 10_000]));
   return rows.map(rowToEvent);
 }

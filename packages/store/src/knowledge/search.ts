@@ -12,7 +12,12 @@ export async function searchKnowledge(pool: Pool, tenantId: string, query: strin
   if (words.length === 0) return [];
   const ranked = await fullText(pool, tenantId, words, limit);
   if (ranked.length > 0) return ranked;
-  return bySimilarity(pool, tenantId, words.filter((w) => w.length >= 4), limit);
+  return bySimilarity(
+    pool,
+    tenantId,
+    words.filter((w) => w.length >= 4),
+    limit,
+  );
 }
 
 async function fullText(pool: Pool, tenantId: string, words: string[], limit: number): Promise<Evidence[]> {

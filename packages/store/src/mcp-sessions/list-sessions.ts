@@ -12,10 +12,11 @@ export async function listMcpSessions(
     AND ($4::boolean IS NULL OR (closed_at IS NULL) = $4)`;
   const params = [tenantId, filter.userId ?? null, filter.mode ?? null, filter.open ?? null];
   const [items, total] = await Promise.all([
-    pool.query<McpSessionRecord>(
-      `SELECT ${MCP_SESSION_COLUMNS} FROM mcp_sessions WHERE ${where} ORDER BY opened_at DESC, id DESC LIMIT $5 OFFSET $6`,
-      [...params, page.pageSize, (page.page - 1) * page.pageSize],
-    ),
+    pool.query<McpSessionRecord>(`SELECT ${MCP_SESSION_COLUMNS} FROM mcp_sessions WHERE ${where} ORDER BY opened_at DESC, id DESC LIMIT $5 OFFSET $6`, [
+      ...params,
+      page.pageSize,
+      (page.page - 1) * page.pageSize,
+    ]),
     pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM mcp_sessions WHERE ${where}`, params),
   ]);
   return { items: items.rows, total: total.rows[0].n };

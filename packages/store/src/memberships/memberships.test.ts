@@ -71,7 +71,10 @@ describe("memberships: administrators grant and revoke roles, every change recor
     expect(await revokeRole(pool, "acme", "bob", "admin", root)).toMatchObject({ roles: [] });
     expect(await revokeRole(pool, "initech", "bob", "member", root)).toBeNull();
     expect(await rolesOf("globex", "bob")).toEqual(["member"]);
-    expect(await listMembers(pool, "globex", { page: 1, pageSize: 100 })).toEqual({ items: [expect.objectContaining({ user_id: "bob", roles: ["member"] })], total: 1 });
+    expect(await listMembers(pool, "globex", { page: 1, pageSize: 100 })).toEqual({
+      items: [expect.objectContaining({ user_id: "bob", roles: ["member"] })],
+      total: 1,
+    });
     expect(await listMembershipChanges(pool, "globex", { limit: 100 })).toEqual([]);
     expect(await findMember(pool, "globex", "alice")).toBeNull();
   });

@@ -50,10 +50,11 @@ describe("migration 029: an outbox of the old shape becomes the runs' unpublishe
     );
     for (const [i, eventId] of eventIds.entries()) {
       const seq = i + 1;
-      await pool.query(
-        `INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 't', $3, 'thought', '{}')`,
-        [eventId, runId, seq],
-      );
+      await pool.query(`INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 't', $3, 'thought', '{}')`, [
+        eventId,
+        runId,
+        seq,
+      ]);
       await pool.query(
         `INSERT INTO outbox (run_id, subject, msg_id, payload, headers, published_at)
          VALUES ($1::uuid, $2, $3, '{}', jsonb_build_object('Steward-Run-Id', $1::text, 'Steward-Event-Type', 'thought', 'Steward-Seq', $4::text),

@@ -14,9 +14,7 @@ export async function migrate(connectionString: string, dir = migrationsDir): Pr
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock(hashtext('steward.migrate'))");
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-    );
+    await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
     const done = new Set((await client.query<{ name: string }>("SELECT name FROM schema_migrations")).rows.map((r) => r.name));
     const files = (await readdir(dir)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
     const applied: string[] = [];
@@ -75,10 +73,9 @@ export async function dropDatabase(connectionString: string, idleTimeoutMs = 10_
   try {
     const deadline = Date.now() + idleTimeoutMs;
     while (Date.now() < deadline) {
-      const { rows } = await admin.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-        [name],
-      );
+      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [
+        name,
+      ]);
       if (rows[0].n === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

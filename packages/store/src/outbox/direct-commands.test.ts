@@ -19,12 +19,25 @@ describe("a writer that publishes the run's command too, after its copies (the g
   const { command, seqsOnBus, commandsOnBus, runOf, commandsOf, allOut, relayPublishesAll } = runBusProbes(fx);
   let pool: Pool, nc: NatsConnection, jsm: JetStreamManager;
   beforeAll(() => ({ pool, nc, jsm } = fx));
-  const held = (runId: string) => appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, publishDirect: true, directCommands: true });
+  const held = (runId: string) =>
+    appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued()],
+      commands: [command(runId)],
+      namespace,
+      publishDirect: true,
+      directCommands: true,
+    });
 
   it("given directCommands, then the command comes back after the copy, held, naming its own id as published-through; on the bus in that order", async () => {
     const runId = randomUUID();
     const appended = await held(runId);
-    expect(appended.direct.map((r) => [r.subject, r.version])).toEqual([[names.runEvent(runId, "run.queued"), 1], [names.runRequested, undefined]]);
+    expect(appended.direct.map((r) => [r.subject, r.version])).toEqual([
+      [names.runEvent(runId, "run.queued"), 1],
+      [names.runRequested, undefined],
+    ]);
     const [copy, cmd] = appended.direct;
     expect(copy.id).toBe(appended.events[0].metadata.event_id);
     expect(cmd.headers).toMatchObject({ "Steward-Run-Id": runId, [PUBLISHED_THROUGH_HEADER]: String(cmd.id) });
@@ -63,14 +76,32 @@ describe("a writer that publishes the run's command too, after its copies (the g
     creator.publish(other, createdOther.direct, { last: true });
     await waitFor(async () => ((await commandsOnBus(other)).length === 1 ? true : undefined), { timeoutMs: 5000, what: "the creator's command on the bus" });
     expect(await runOf(other)).toMatchObject({ published_version: 0 });
-    const hinted = await appendRunEvents(pool, { runId: other, tenantId: "t", state: createdOther.state, events: [started(2)], commands: [command(other, 2)], namespace, publishDirect: true, directCommands: true, publishedThrough: through });
+    const hinted = await appendRunEvents(pool, {
+      runId: other,
+      tenantId: "t",
+      state: createdOther.state,
+      events: [started(2)],
+      commands: [command(other, 2)],
+      namespace,
+      publishDirect: true,
+      directCommands: true,
+      publishedThrough: through,
+    });
     expect(hinted.direct.map((r) => r.subject)).toEqual([names.runEvent(other, "run.started"), names.runRequested]);
     // Its writer publishes the copy only: the run is on the bus through it, its command 2 still held.
     const publisher = createDirectPublisher({ pool, nc, logger });
     publisher.publish(other, hinted.direct.slice(0, 1));
     await publisher.stop();
     expect(await runOf(other)).toMatchObject({ version: 2, published_version: 2 });
-    const after = await appendRunEvents(pool, { runId: other, tenantId: "t", state: hinted.state, events: [started(3)], namespace, publishDirect: true, publishedThrough: through });
+    const after = await appendRunEvents(pool, {
+      runId: other,
+      tenantId: "t",
+      state: hinted.state,
+      events: [started(3)],
+      namespace,
+      publishDirect: true,
+      publishedThrough: through,
+    });
     expect(after.direct).toEqual([]);
     await creator.stop();
     await relayPublishesAll(runId, "the relay to publish the first run");
@@ -81,7 +112,15 @@ describe("a writer that publishes the run's command too, after its copies (the g
 
   it("given directCommands without publishDirect, or an earlier command held for another writer, then the command goes by the relays, in order", async () => {
     const runId = randomUUID();
-    const plain = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, directCommands: true });
+    const plain = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued()],
+      commands: [command(runId)],
+      namespace,
+      directCommands: true,
+    });
     expect(plain.direct).toEqual([]);
     expect(await runOf(runId)).toMatchObject({ held: false });
     expect(await commandsOf(runId)).toEqual([{ published: false, held: false, after_version: 1 }]);
@@ -93,9 +132,21 @@ describe("a writer that publishes the run's command too, after its copies (the g
     publisher.publish(blocked, first.direct.slice(0, 1));
     await publisher.stop();
     expect(await runOf(blocked)).toMatchObject({ published_version: 1 });
-    const next = await appendRunEvents(pool, { runId: blocked, tenantId: "t", state: first.state, events: [started(2)], commands: [command(blocked, 2)], namespace, publishDirect: true, directCommands: true });
+    const next = await appendRunEvents(pool, {
+      runId: blocked,
+      tenantId: "t",
+      state: first.state,
+      events: [started(2)],
+      commands: [command(blocked, 2)],
+      namespace,
+      publishDirect: true,
+      directCommands: true,
+    });
     expect(next.direct).toEqual([]);
-    expect(await commandsOf(blocked)).toEqual([{ published: false, held: true, after_version: 1 }, { published: false, held: false, after_version: 2 }]);
+    expect(await commandsOf(blocked)).toEqual([
+      { published: false, held: true, after_version: 1 },
+      { published: false, held: false, after_version: 2 },
+    ]);
     await relayPublishesAll(runId, "the relay to publish the plain run");
     await relayPublishesAll(blocked, "the relay to publish the held command, then the next");
     expect(await seqsOnBus(blocked)).toEqual([1, 2]);

@@ -21,7 +21,15 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
   beforeAll(() => ({ pool, nc } = fx));
   it("given publishDirect, then the copies come back to publish and the run is kept from the relays; the run's command waits behind them", async () => {
     const runId = randomUUID();
-    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], commands: [command(runId)], namespace, publishDirect: true });
+    const appended = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued()],
+      commands: [command(runId)],
+      namespace,
+      publishDirect: true,
+    });
     expect(appended.direct.map((r) => [r.subject, r.version, r.id])).toEqual([[names.runEvent(runId, "run.queued"), 1, appended.events[0].metadata.event_id]]);
     expect(JSON.parse(appended.direct[0].payload)).toMatchObject({ type: "run.queued", metadata: { run_id: runId, seq: 1 } });
     expect(await runOf(runId)).toEqual({ version: 1, published_version: 0, held: true });
@@ -46,7 +54,14 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
 
   it("when the writer publishes, then its copies are on the stream at once and the run is marked published through them", async () => {
     const runId = randomUUID();
-    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+    const appended = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued(), started(2)],
+      namespace,
+      publishDirect: true,
+    });
     expect(appended.direct.map((r) => r.version)).toEqual([1, 2]);
     const publisher = createDirectPublisher({ pool, nc, logger });
     publisher.publish(runId, appended.direct);
@@ -69,7 +84,11 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
       await relay.drain();
       expect(await onStream(names.eventStream, names.runEvent(runId, "run.queued"))).toBe(0);
       const what = "the relay to take the run's event after its grace";
-      await waitFor(async () => ((await runOf(runId)).published_version === 1 ? true : (await relay.drain(), undefined)), { timeoutMs: 10_000, intervalMs: 250, what });
+      await waitFor(async () => ((await runOf(runId)).published_version === 1 ? true : (await relay.drain(), undefined)), {
+        timeoutMs: 10_000,
+        intervalMs: 250,
+        what,
+      });
     } finally {
       await relay.stop();
     }
@@ -87,7 +106,15 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     const publisher = createDirectPublisher({ pool, nc, logger });
     const first = await appendRunEvents(pool, { runId: x, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
     publisher.publish(x, first.direct);
-    const second = await appendRunEvents(pool, { runId: x, tenantId: "t", state: first.state, events: [started(2)], namespace, publishDirect: true, own: publisher.pendingOf(x) });
+    const second = await appendRunEvents(pool, {
+      runId: x,
+      tenantId: "t",
+      state: first.state,
+      events: [started(2)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(x),
+    });
     expect(second.direct.map((r) => r.version)).toEqual([2]);
     await appendRunEvents(pool, { runId: y, tenantId: "t", state: initialRunState, events: [queued()], namespace });
     const relay = newRelay();
@@ -110,7 +137,15 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
     // A subject no stream takes: JetStream refuses it, as it would a copy while the bus is away.
     publisher.publish(runId, [{ ...one.direct[0], subject: `${namespace}.nowhere` }]);
-    const two = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace, publishDirect: true, own: publisher.pendingOf(runId) });
+    const two = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: one.state,
+      events: [started(2)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(runId),
+    });
     expect(two.direct).toHaveLength(1);
     publisher.publish(runId, two.direct);
     await publisher.stop();
@@ -149,7 +184,15 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
     publisher.publish(runId, one.direct);
     expect(publisher.pendingOf(runId)).toEqual({ fromVersion: 1, throughVersion: 1, commandIds: [] });
-    const two = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace, publishDirect: true, own: publisher.pendingOf(runId) });
+    const two = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: one.state,
+      events: [started(2)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(runId),
+    });
     expect(two.direct.map((r) => r.version)).toEqual([2]);
     publisher.publish(runId, two.direct);
     await publisher.stop();
@@ -165,7 +208,15 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
     publisher.publish(runId, one.direct);
     const foreign = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace });
-    const three = await appendRunEvents(pool, { runId, tenantId: "t", state: foreign.state, events: [started(3)], namespace, publishDirect: true, own: publisher.pendingOf(runId) });
+    const three = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: foreign.state,
+      events: [started(3)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(runId),
+    });
     publisher.publish(runId, three.direct);
     await publisher.stop();
     await relayPublishesAll(runId, "the relay to publish the run's events");
@@ -175,11 +226,26 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
 
   it("given several copies of one commit, then each is sent only once the one before it is acknowledged, and they reach the stream in their order", async () => {
     const runId = randomUUID();
-    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+    const appended = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued(), started(2)],
+      namespace,
+      publishDirect: true,
+    });
     const { conn, sentAfterAcks } = countingConnection(nc);
     const publisher = createDirectPublisher({ pool, nc: conn, logger });
     publisher.publish(runId, appended.direct);
-    const later = await appendRunEvents(pool, { runId, tenantId: "t", state: appended.state, events: [started(3)], namespace, publishDirect: true, own: publisher.pendingOf(runId) });
+    const later = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: appended.state,
+      events: [started(3)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(runId),
+    });
     publisher.publish(runId, later.direct);
     await publisher.stop();
     expect(sentAfterAcks).toEqual([0, 1, 2]);
@@ -190,7 +256,14 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
   it("given a commit's first copy unanswered and the next one a stream would take, then the next one is never sent before it; the relay publishes both, in order", async () => {
     // As while the stream is between two leaders: nobody answers for the first copy, and the stream takes what follows.
     const runId = randomUUID();
-    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+    const appended = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued(), started(2)],
+      namespace,
+      publishDirect: true,
+    });
     const publisher = createDirectPublisher({ pool, nc, logger });
     publisher.publish(runId, [{ ...appended.direct[0], subject: `${namespace}.nowhere` }, appended.direct[1]]);
     await publisher.stop();
@@ -203,10 +276,25 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
 
   it("given a copy of a commit refused, then the run is marked through the copies before it, and its later events go by the relays, in order after their grace", async () => {
     const runId = randomUUID();
-    const appended = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
+    const appended = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: initialRunState,
+      events: [queued(), started(2)],
+      namespace,
+      publishDirect: true,
+    });
     const publisher = createDirectPublisher({ pool, nc, logger });
     publisher.publish(runId, [appended.direct[0], { ...appended.direct[1], subject: `${namespace}.nowhere` }]);
-    const later = await appendRunEvents(pool, { runId, tenantId: "t", state: appended.state, events: [started(3)], namespace, publishDirect: true, own: publisher.pendingOf(runId) });
+    const later = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: appended.state,
+      events: [started(3)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(runId),
+    });
     publisher.publish(runId, later.direct);
     await publisher.stop();
     expect(publisher.failed(runId)).toBe(true);
@@ -226,7 +314,16 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     expect(acked).toBe(1);
     expect(await runOf(runId)).toMatchObject({ published_version: 0 });
 
-    const two = await appendRunEvents(pool, { runId, tenantId: "t", state: one.state, events: [started(2)], namespace, publishDirect: true, own: publisher.pendingOf(runId), markOnBus: acked });
+    const two = await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: one.state,
+      events: [started(2)],
+      namespace,
+      publishDirect: true,
+      own: publisher.pendingOf(runId),
+      markOnBus: acked,
+    });
     publisher.carried(runId, acked);
     expect(await runOf(runId)).toMatchObject({ version: 2, published_version: 1 });
     expect(publisher.pendingOf(runId)).toEqual({ fromVersion: null, throughVersion: null, commandIds: [] });
@@ -265,7 +362,10 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
       const one = await appendRunEvents(pool, { runId, tenantId: "t", state: initialRunState, events: [queued(), started(2)], namespace, publishDirect: true });
       publisher.carry(runId);
       publisher.publish(runId, one.direct);
-      await waitFor(async () => ((await runOf(runId)).published_version === 2 ? true : undefined), { timeoutMs: 10_000, what: "the run in hand marked without an append" });
+      await waitFor(async () => ((await runOf(runId)).published_version === 2 ? true : undefined), {
+        timeoutMs: 10_000,
+        what: "the run in hand marked without an append",
+      });
       expect(publisher.pendingOf(runId)).toEqual({ fromVersion: null, throughVersion: null, commandIds: [] });
     } finally {
       await publisher.stop();
@@ -282,7 +382,17 @@ describe("a writer publishing its own events' copies after commit (real PostgreS
     const plain = randomUUID();
     try {
       const own = await appendRunEvents(pool, { runId: direct, tenantId: "t", state: initialRunState, events: [queued()], namespace, publishDirect: true });
-      const ownNext = await appendRunEvents(pool, { runId: direct, tenantId: "t", state: own.state, events: [started(2)], commands: [command(direct)], namespace, publishDirect: true, directCommands: true, own: { fromVersion: 1, throughVersion: 1, commandIds: [] } });
+      const ownNext = await appendRunEvents(pool, {
+        runId: direct,
+        tenantId: "t",
+        state: own.state,
+        events: [started(2)],
+        commands: [command(direct)],
+        namespace,
+        publishDirect: true,
+        directCommands: true,
+        own: { fromVersion: 1, throughVersion: 1, commandIds: [] },
+      });
       expect(ownNext.direct).toHaveLength(2);
       const appended = await appendRunEvents(pool, { runId: plain, tenantId: "t", state: initialRunState, events: [queued()], namespace });
       expect(appended.direct).toEqual([]);

@@ -25,10 +25,16 @@ describe("classifyPublishError on real rejections (NATS with JetStream)", () => 
     await nc?.close();
   });
 
-  const rejection = (p: Promise<unknown>) => p.then(() => new Error("it was acknowledged"), (e: unknown) => e);
+  const rejection = (p: Promise<unknown>) =>
+    p.then(
+      () => new Error("it was acknowledged"),
+      (e: unknown) => e,
+    );
 
   it("no stream on the subject: an outage with no responders, not the bus away", async () => {
-    const failure = classifyPublishError(await rejection(createStreamPublisher(nc).publish({ subject: subject("nowhere"), payload: "{}", msgId: "1", headers: {} })));
+    const failure = classifyPublishError(
+      await rejection(createStreamPublisher(nc).publish({ subject: subject("nowhere"), payload: "{}", msgId: "1", headers: {} })),
+    );
     expect(failure).toEqual({ kind: "outage", noResponders: true });
     expect(busAway(failure)).toBe(false);
   });
@@ -37,7 +43,9 @@ describe("classifyPublishError on real rejections (NATS with JetStream)", () => 
     const bus = createStreamPublisher(nc);
     const tooBig = classifyPublishError(await rejection(bus.publish({ subject: subject("small.x"), payload: "x".repeat(500), msgId: "2", headers: {} })));
     expect(tooBig).toMatchObject({ kind: "refused", reason: expect.stringContaining("JetStream refused it (400") });
-    const overMax = classifyPublishError(await rejection(bus.publish({ subject: subject("small.y"), payload: "x".repeat(nc.info!.max_payload + 1), msgId: "3", headers: {} })));
+    const overMax = classifyPublishError(
+      await rejection(bus.publish({ subject: subject("small.y"), payload: "x".repeat(nc.info!.max_payload + 1), msgId: "3", headers: {} })),
+    );
     expect(overMax).toMatchObject({ kind: "refused", reason: expect.stringContaining("the NATS client refused it") });
   });
 
@@ -45,7 +53,9 @@ describe("classifyPublishError on real rejections (NATS with JetStream)", () => 
     const silent = nc.subscribe(subject("silent"));
     await nc.flush();
     try {
-      const late = classifyPublishError(await rejection(createStreamPublisher(nc, { timeoutMs: 100 }).publish({ subject: subject("silent"), payload: "{}", msgId: "4", headers: {} })));
+      const late = classifyPublishError(
+        await rejection(createStreamPublisher(nc, { timeoutMs: 100 }).publish({ subject: subject("silent"), payload: "{}", msgId: "4", headers: {} })),
+      );
       expect(busAway(late)).toBe(true);
       const own = await connect({ servers: new URL(natsUrl).host });
       const pending = rejection(createStreamPublisher(own).publish({ subject: subject("silent"), payload: "{}", msgId: "5", headers: {} }));

@@ -8,8 +8,7 @@
  */
 export type PublishFailure =
   /** `noResponders`: no stream answered for the subject (none provisioned yet, or none takes that subject). */
-  | { readonly kind: "outage"; readonly noResponders: boolean }
-  | { readonly kind: "refused"; readonly reason: string };
+  { readonly kind: "outage"; readonly noResponders: boolean } | { readonly kind: "refused"; readonly reason: string };
 
 /** Errors the NATS client raises before sending: the message itself is invalid for this server. */
 const CLIENT_REFUSALS = new Set(["InvalidArgumentError", "InvalidSubjectError", "InvalidHeaderError"]);

@@ -38,7 +38,13 @@ describe("publishLanes: a run's rows one after the other, runs side by side", ()
     const tried = await publishLanes(lanesOf(rows), bus.publish, classifyPublishError);
     expect(bus.sent).toEqual([1, 2, 3, 5, 4]);
     expect(bus.sentWhileEarlierInFlight).toEqual([]);
-    expect(tried.map((t) => [t.row.id, t.failure])).toEqual([[1, null], [2, null], [3, null], [5, null], [4, null]]);
+    expect(tried.map((t) => [t.row.id, t.failure])).toEqual([
+      [1, null],
+      [2, null],
+      [3, null],
+      [5, null],
+      [4, null],
+    ]);
   });
 
   it("given a run's row unanswered (a stream between leaders), then the run's later rows are not tried; other runs go on", async () => {
@@ -46,7 +52,11 @@ describe("publishLanes: a run's rows one after the other, runs side by side", ()
     const bus = fakeBus(new Map([[1, named("NoStreamError")]]));
     const tried = await publishLanes(lanesOf(rows), bus.publish, classifyPublishError);
     expect(bus.sent).toEqual([1, 2, 4]);
-    expect(tried.map((t) => [t.row.id, t.failure?.kind ?? "ok"])).toEqual([[1, "outage"], [2, "ok"], [4, "ok"]]);
+    expect(tried.map((t) => [t.row.id, t.failure?.kind ?? "ok"])).toEqual([
+      [1, "outage"],
+      [2, "ok"],
+      [4, "ok"],
+    ]);
   });
 
   it("given a run's row refused, then that run stops there too; its later rows wait for it", async () => {

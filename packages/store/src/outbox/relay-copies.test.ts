@@ -193,10 +193,13 @@ describe("a relay publishing the runs' events from the events table (real Postgr
     // Past the attempts a refusal would have.
     for (let i = 0; i < 3; i++) {
       expect(await r.drain()).toBe(0);
-      await waitFor(async () => ((await pool.query("SELECT 1 FROM runs WHERE id = $1 AND publish_retry_at <= clock_timestamp()", [runId])).rowCount ? true : undefined), {
-        timeoutMs: 5_000,
-        what: "the unanswered copy to be due again",
-      });
+      await waitFor(
+        async () => ((await pool.query("SELECT 1 FROM runs WHERE id = $1 AND publish_retry_at <= clock_timestamp()", [runId])).rowCount ? true : undefined),
+        {
+          timeoutMs: 5_000,
+          what: "the unanswered copy to be due again",
+        },
+      );
     }
     expect(await runRow(runId)).toMatchObject({ published_version: 0, publish_attempts: 0 });
     expect((await pool.query("SELECT 1 FROM outbox WHERE run_id = $1", [runId])).rowCount).toBe(0);

@@ -108,4 +108,3 @@ export function settleCopiesParams(s: CopiesSettlement): unknown[] {
     a.map((x) => x.reason),
   ];
 }
-

@@ -61,7 +61,13 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
     return r;
   }
 
-  const message = (subject: string, runId?: string): OutboxMessage => ({ subject, msgId: randomUUID(), payload: { subject }, headers: {}, ...(runId ? { runId } : {}) });
+  const message = (subject: string, runId?: string): OutboxMessage => ({
+    subject,
+    msgId: randomUUID(),
+    payload: { subject },
+    headers: {},
+    ...(runId ? { runId } : {}),
+  });
 
   async function rows(msgIds: readonly string[]) {
     const { rows: found } = await pool.query<{ published: boolean; last_error: string | null }>(
@@ -79,10 +85,16 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
     const run = [message(`${prefix}.later.1`, runId), message(`${prefix}.now.2`, runId)];
     const ids = run.map((m) => m.msgId);
     await inTransaction(pool, (client) => enqueueOutbox(client, run));
-    await waitFor(async () => ((await rows(ids))[0].last_error !== null ? true : undefined), { timeoutMs: 10_000, what: "the first row to be tried, unanswered" });
+    await waitFor(async () => ((await rows(ids))[0].last_error !== null ? true : undefined), {
+      timeoutMs: 10_000,
+      what: "the first row to be tried, unanswered",
+    });
 
     await jsm.streams.update(stream, { subjects: [`${prefix}.now.>`, `${prefix}.later.>`] });
-    await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "both rows published, no notification since" });
+    await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), {
+      timeoutMs: 15_000,
+      what: "both rows published, no notification since",
+    });
     expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
   });
 
@@ -108,7 +120,10 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
     const sent = [message(`${prefix}.a`), message(`${prefix}.b`), message(`${prefix}.c`)];
     const ids = sent.map((m) => m.msgId);
     await inTransaction(pool, (client) => enqueueOutbox(client, sent));
-    await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "every row published after the timeouts" });
+    await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), {
+      timeoutMs: 15_000,
+      what: "every row published after the timeouts",
+    });
     expect(failing).toBe(0);
     expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual(ids);
   });
@@ -164,12 +179,18 @@ describe("a started outbox relay waking itself (real PostgreSQL and JetStream)",
       const theirs = [message(`${prefix}.runner.1`), message(`${prefix}.runner.2`)];
       await inTransaction(pool, (client) => enqueueOutbox(client, theirs));
       const ids = theirs.map((m) => m.msgId);
-      await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), { timeoutMs: 15_000, what: "the other relay to publish its rows" });
+      await waitFor(async () => ((await rows(ids)).every((r) => r.published) ? true : undefined), {
+        timeoutMs: 15_000,
+        what: "the other relay to publish its rows",
+      });
       expect((await rows([gatewayOnly.msgId]))[0].published).toBe(false);
 
       // Back: the relay publishes what waited for it, woken by the reconnect.
       proxy.restore();
-      await waitFor(async () => ((await rows([gatewayOnly.msgId]))[0].published ? true : undefined), { timeoutMs: 20_000, what: "the row only it may publish, once NATS is back" });
+      await waitFor(async () => ((await rows([gatewayOnly.msgId]))[0].published ? true : undefined), {
+        timeoutMs: 20_000,
+        what: "the row only it may publish, once NATS is back",
+      });
       expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual([...ids, gatewayOnly.msgId]);
     } finally {
       await viaProxy.close().catch(() => undefined);

@@ -1,15 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { Subscription } from "@nats-io/transport-node";
-import {
-  connectNats,
-  createLogger,
-  createPool,
-  ensureStream,
-  inTransaction,
-  type NatsConnection,
-  type Pool,
-} from "@steward/platform";
+import { connectNats, createLogger, createPool, ensureStream, inTransaction, type NatsConnection, type Pool } from "@steward/platform";
 import { enqueueOutbox, type OutboxMessage } from "./enqueue";
 import { createOutboxRelay, type OutboxRelay } from "./relay";
 import { advisoryLocks, freshDatabase, freshNamespace, natsUrl } from "../../../../test/support/databases";
@@ -75,10 +67,7 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
   }
 
   async function unpublished(msgIds: readonly string[]): Promise<number> {
-    const { rows } = await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM outbox WHERE msg_id = ANY($1::text[]) AND published_at IS NULL",
-      [msgIds],
-    );
+    const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE msg_id = ANY($1::text[]) AND published_at IS NULL", [msgIds]);
     return rows[0].n;
   }
 
@@ -193,10 +182,10 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
 
       const every = relay(pool, nc);
       const waited = every.drain();
-      await waitFor(
-        async () => ((await advisoryLocks(pool, false)) > 0 ? true : undefined),
-        { timeoutMs: 10_000, what: "the relay for every subject to wait for its turn" },
-      );
+      await waitFor(async () => ((await advisoryLocks(pool, false)) > 0 ? true : undefined), {
+        timeoutMs: 10_000,
+        what: "the relay for every subject to wait for its turn",
+      });
       await holder.query("COMMIT");
       expect(await waited).toBe(5);
       expect(await unpublished(ids)).toBe(0);
@@ -354,13 +343,20 @@ describe("outbox relay (PostgreSQL outbox → JetStream)", () => {
     // Drained again and again, past the attempts a refusal would have: the run's rows stay back, uncounted.
     for (let i = 0; i < 3; i++) {
       await r.drain();
-      await waitFor(async () => ((await pool.query("SELECT 1 FROM outbox WHERE msg_id = $1 AND retry_at <= clock_timestamp()", [ids[0]])).rowCount ? true : undefined), {
-        timeoutMs: 5_000,
-        what: "the unanswered row to be due again",
-      });
+      await waitFor(
+        async () => ((await pool.query("SELECT 1 FROM outbox WHERE msg_id = $1 AND retry_at <= clock_timestamp()", [ids[0]])).rowCount ? true : undefined),
+        {
+          timeoutMs: 5_000,
+          what: "the unanswered row to be due again",
+        },
+      );
     }
     const waiting = await outboxRows(ids);
-    expect(waiting.map((x) => [x.published, x.set_aside, x.attempts])).toEqual([[false, false, 0], [false, false, 0], [false, false, 0]]);
+    expect(waiting.map((x) => [x.published, x.set_aside, x.attempts])).toEqual([
+      [false, false, 0],
+      [false, false, 0],
+      [false, false, 0],
+    ]);
     expect(waiting[0].last_error).toBe(`no JetStream stream answered for subject ${prefix}.later.1`);
     expect((await readSubject(nc, stream, `${prefix}.>`, 10)).map((m) => m.headers["Nats-Msg-Id"])).toEqual([other.msgId]);
 

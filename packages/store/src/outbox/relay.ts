@@ -141,17 +141,28 @@ export function createOutboxRelay(
         if (linkDown()) throw new BusAwayError();
         const tried = await publishLanes(lanes, (row) => publishTraced(bus, row), classifyPublishError);
         const settled = settleBatch(
-          tried.filter((t) => t.row.version === undefined).map(({ row, failure }) => ({ id: Number(row.id), subject: row.subject, attempts: row.attempts, failure })),
+          tried
+            .filter((t) => t.row.version === undefined)
+            .map(({ row, failure }) => ({ id: Number(row.id), subject: row.subject, attempts: row.attempts, failure })),
           retry,
         );
-        const copiesSettled = settleCopies(tried.filter((t) => t.row.version !== undefined), retry);
+        const copiesSettled = settleCopies(
+          tried.filter((t) => t.row.version !== undefined),
+          retry,
+        );
         if (settled.published.length > 0) {
           await client.query("UPDATE outbox SET published_at = clock_timestamp() WHERE id = ANY($1::bigint[])", [settled.published]);
         }
         retried = settled.retried;
         if (retried.length > 0) {
           const r = retried;
-          await client.query(RECORD_RETRIED, [r.map((x) => x.id), r.map((x) => x.attempts), r.map((x) => x.reason), r.map((x) => x.setAside), r.map((x) => x.retryInMs)]);
+          await client.query(RECORD_RETRIED, [
+            r.map((x) => x.id),
+            r.map((x) => x.attempts),
+            r.map((x) => x.reason),
+            r.map((x) => x.setAside),
+            r.map((x) => x.retryInMs),
+          ]);
         }
         if (copiesSettled.runs.length > 0) await client.query(SETTLE_COPIES, settleCopiesParams(copiesSettled));
         copiesRetried = copiesSettled.retried;
@@ -265,7 +276,6 @@ export function createOutboxRelay(
     listener = client;
     wake(); // anything written while nobody listened
   }
-
 
   return {
     async start() {

@@ -68,7 +68,10 @@ describe("settleCopies: what the copies a relay tried make of their runs", () =>
   });
 
   it("given the bus away, then the batch is an outage: what went before is recorded, the run that met it is left as it was", () => {
-    const settled = settleCopies([ok(copy("a", 1)), ok(copy("b", 4)), failed(copy("a", 2), away), failed(copy("b", 5), away), failed(copy("c", 1, 2), away)], policy);
+    const settled = settleCopies(
+      [ok(copy("a", 1)), ok(copy("b", 4)), failed(copy("a", 2), away), failed(copy("b", 5), away), failed(copy("c", 1, 2), away)],
+      policy,
+    );
     expect(settled.outage).toBe(true);
     expect(runsOf(settled)).toEqual([
       { runId: "a", publishedVersion: 1, attempts: 0, retryInMs: null },

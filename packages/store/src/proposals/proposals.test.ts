@@ -26,7 +26,15 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
       events: [
         {
           type: "run.queued",
-          data: { input: "hello", mode: "agent", response_language: null, created_by: createdBy, created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: threadId },
+          data: {
+            input: "hello",
+            mode: "agent",
+            response_language: null,
+            created_by: createdBy,
+            created_at: createdAt,
+            deadline_at: addSeconds(createdAt, 180),
+            thread_id: threadId,
+          },
         },
       ],
     });
@@ -49,7 +57,10 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
   it("queues at most 2 per run, and tells which limit refused the third", async () => {
     const run = await newRun(null);
     const first = await queue(input(run, 1, { evidenceQuote: "ships in 1 day" }));
-    expect(first).toMatchObject({ kind: "queued", proposal: { status: "pending", run_id: run, thread_id: null, step_no: 1, proposed_by: "ana", evidence_quote: "ships in 1 day" } });
+    expect(first).toMatchObject({
+      kind: "queued",
+      proposal: { status: "pending", run_id: run, thread_id: null, step_no: 1, proposed_by: "ana", evidence_quote: "ships in 1 day" },
+    });
     if (first.kind !== "queued") throw new Error("queued");
     expect(first.proposal.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(await queue(input(run, 2))).toMatchObject({ kind: "queued" });
@@ -85,7 +96,9 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
     expect(await queueFor(input(await newRun(randomUUID(), "mo"), 6, as("mo")))).toMatchObject({ kind: "queued" });
     // Deciding one gives its place back.
     const one = queued[0].kind === "queued" ? queued[0].proposal.id : "";
-    expect(await decideProposal(db.pool, { tenantId: "acme", proposalId: one, proposedBy: "mo", decidedBy: "mo", decision: "dismiss" })).toMatchObject({ kind: "decided" });
+    expect(await decideProposal(db.pool, { tenantId: "acme", proposalId: one, proposedBy: "mo", decidedBy: "mo", decision: "dismiss" })).toMatchObject({
+      kind: "decided",
+    });
     expect(await queueFor(input(await newRun(null, "mo"), 7, as("mo")))).toMatchObject({ kind: "queued" });
     // Two proposals from two runs raced for kit's last place: exactly one is queued.
     expect(await queueFor(input(await newRun(null, "kit"), 8, as("kit")))).toMatchObject({ kind: "queued" });
@@ -130,9 +143,15 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
     expect(applied.proposal).toMatchObject({ status: "applied", decided_by: "ana", document_id: expect.any(String) });
     expect(applied.proposal.decided_at).toMatch(/Z$/);
     const doc = await readDocument(db.pool, "acme", applied.proposal.document_id!);
-    expect(doc).toMatchObject({ title: "Greenland shipping", body: "Parcels to Greenland travel by the weekly Nuuk ferry.", provenance: { thread_id: thread, run_id: run, step_no: 4, proposal_id: q.proposal.id } });
+    expect(doc).toMatchObject({
+      title: "Greenland shipping",
+      body: "Parcels to Greenland travel by the weekly Nuuk ferry.",
+      provenance: { thread_id: thread, run_id: run, step_no: 4, proposal_id: q.proposal.id },
+    });
     expect((await searchKnowledge(db.pool, "acme", "Greenland ferry"))[0]).toMatchObject({ document_id: doc!.id });
-    expect(await decideProposal(db.pool, { tenantId: "acme", proposalId: q.proposal.id, proposedBy: "ana", decidedBy: "ana", decision: "dismiss" })).toMatchObject({
+    expect(
+      await decideProposal(db.pool, { tenantId: "acme", proposalId: q.proposal.id, proposedBy: "ana", decidedBy: "ana", decision: "dismiss" }),
+    ).toMatchObject({
       kind: "not_pending",
       proposal: { status: "applied" },
     });
@@ -142,7 +161,8 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
     const run = await newRun(null);
     const q = await queue(input(run, 1, { title: "Race", content: "Only one decision wins a race." }));
     if (q.kind !== "queued") throw new Error("queued");
-    const decide = (decision: "apply" | "dismiss") => decideProposal(db.pool, { tenantId: "acme", proposalId: q.proposal.id, proposedBy: null, decidedBy: "root", decision });
+    const decide = (decision: "apply" | "dismiss") =>
+      decideProposal(db.pool, { tenantId: "acme", proposalId: q.proposal.id, proposedBy: null, decidedBy: "root", decision });
     const outcomes = await Promise.all([decide("apply"), decide("dismiss"), decide("apply")]);
     expect(outcomes.filter((o) => o.kind === "decided")).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === "not_pending")).toHaveLength(2);
@@ -153,8 +173,12 @@ describe("knowledge proposals (PostgreSQL: limits race-free, decisions race-free
     const run = await newRun(null, "bob");
     const q = await queue(input(run, 1, { proposedBy: "bob" }));
     if (q.kind !== "queued") throw new Error("queued");
-    expect(await decideProposal(db.pool, { tenantId: "acme", proposalId: q.proposal.id, proposedBy: "ana", decidedBy: "ana", decision: "apply" })).toEqual({ kind: "not_found" });
-    expect(await decideProposal(db.pool, { tenantId: "globex", proposalId: q.proposal.id, proposedBy: null, decidedBy: "x", decision: "apply" })).toEqual({ kind: "not_found" });
+    expect(await decideProposal(db.pool, { tenantId: "acme", proposalId: q.proposal.id, proposedBy: "ana", decidedBy: "ana", decision: "apply" })).toEqual({
+      kind: "not_found",
+    });
+    expect(await decideProposal(db.pool, { tenantId: "globex", proposalId: q.proposal.id, proposedBy: null, decidedBy: "x", decision: "apply" })).toEqual({
+      kind: "not_found",
+    });
     const own = await listProposals(db.pool, { tenantId: "acme", proposedBy: "ana" }, { page: 1, pageSize: 100 });
     expect(own.items.map((p) => p.id)).not.toContain(q.proposal.id);
     expect(own.items.every((p) => p.proposed_by === "ana")).toBe(true);

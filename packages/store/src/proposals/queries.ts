@@ -15,7 +15,9 @@ export async function listProposals(
   filter: ProposalFilter,
   page: { page: number; pageSize: number },
 ): Promise<{ items: KnowledgeProposal[]; total: number }> {
-  const where = ["tenant_id = $1", "($2::text IS NULL OR proposed_by = $2)", "($3::text IS NULL OR status = $3)", "($4::uuid IS NULL OR thread_id = $4)"].join(" AND ");
+  const where = ["tenant_id = $1", "($2::text IS NULL OR proposed_by = $2)", "($3::text IS NULL OR status = $3)", "($4::uuid IS NULL OR thread_id = $4)"].join(
+    " AND ",
+  );
   const values = [filter.tenantId, filter.proposedBy, filter.status ?? null, filter.threadId ?? null];
   const [items, total] = await Promise.all([
     pool.query<KnowledgeProposal>(`SELECT ${PROPOSAL_COLUMNS} FROM knowledge_proposals WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, [

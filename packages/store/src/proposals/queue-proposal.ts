@@ -31,8 +31,8 @@ export type QueueProposalOutcome =
  * refused.
  */
 export async function queueProposal(tx: SqlQuery, input: QueueProposalInput, limits: ProposalLimits): Promise<QueueProposalOutcome> {
-  const run = (await tx.query("SELECT thread_id::text AS thread_id FROM runs WHERE id = $1 AND tenant_id = $2", [input.runId, input.tenantId]))
-    .rows[0] as { thread_id: string | null } | undefined;
+  const run = (await tx.query("SELECT thread_id::text AS thread_id FROM runs WHERE id = $1 AND tenant_id = $2", [input.runId, input.tenantId])).rows[0] as
+    { thread_id: string | null } | undefined;
   if (!run) return { kind: "no_run" };
   const scope = run.thread_id ?? JSON.stringify([input.tenantId, input.proposedBy]);
   await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`knowledge-proposals/${scope}`]);
@@ -54,7 +54,18 @@ export async function queueProposal(tx: SqlQuery, input: QueueProposalInput, lim
     `INSERT INTO knowledge_proposals (id, tenant_id, run_id, thread_id, step_no, fingerprint, proposed_by, title, content, evidence_quote)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      RETURNING ${PROPOSAL_COLUMNS}`,
-    [timeOrderedId(), input.tenantId, input.runId, run.thread_id, input.stepNo, input.fingerprint, input.proposedBy, input.title, input.content, input.evidenceQuote],
+    [
+      timeOrderedId(),
+      input.tenantId,
+      input.runId,
+      run.thread_id,
+      input.stepNo,
+      input.fingerprint,
+      input.proposedBy,
+      input.title,
+      input.content,
+      input.evidenceQuote,
+    ],
   );
   return { kind: "queued", proposal: rows[0] as KnowledgeProposal };
 }

@@ -40,7 +40,19 @@ describe("leaseRequests (the shared rate-limit counters in PostgreSQL)", () => {
 
   it("never grants more than the capacity to concurrent callers, and several buckets in any order never deadlock", async () => {
     const asks = Array.from({ length: 40 }, (_, i) =>
-      leaseRequests(i % 2 ? pool : other, 60, i % 3 ? [{ bucket: "t:b", capacity: 25, want: 1 }, { bucket: "u:b", capacity: 1000, want: 1 }] : [{ bucket: "u:b", capacity: 1000, want: 1 }, { bucket: "t:b", capacity: 25, want: 1 }]),
+      leaseRequests(
+        i % 2 ? pool : other,
+        60,
+        i % 3
+          ? [
+              { bucket: "t:b", capacity: 25, want: 1 },
+              { bucket: "u:b", capacity: 1000, want: 1 },
+            ]
+          : [
+              { bucket: "u:b", capacity: 1000, want: 1 },
+              { bucket: "t:b", capacity: 25, want: 1 },
+            ],
+      ),
     );
     const grants = (await Promise.all(asks)).flat();
     expect(grants.filter((g) => g.bucket === "t:b").reduce((n, g) => n + g.granted, 0)).toBe(25);

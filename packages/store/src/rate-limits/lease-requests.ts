@@ -46,10 +46,12 @@ RETURNING bucket, granted, leased, capacity,
 /** Leases requests of the shared rate-limit counters (see `rate_limit_buckets`), one round trip for all. */
 export async function leaseRequests(pool: Pool, windowSeconds: number, wants: readonly LeaseWant[]): Promise<LeaseGrant[]> {
   if (wants.length === 0) return [];
-  const { rows } = await pool.query<{ bucket: string; granted: number; leased: number; capacity: number; window_start_ms: number; ends_in_ms: number }>(
-    LEASE,
-    [wants.map((w) => w.bucket), wants.map((w) => w.capacity), wants.map((w) => w.want), windowSeconds],
-  );
+  const { rows } = await pool.query<{ bucket: string; granted: number; leased: number; capacity: number; window_start_ms: number; ends_in_ms: number }>(LEASE, [
+    wants.map((w) => w.bucket),
+    wants.map((w) => w.capacity),
+    wants.map((w) => w.want),
+    windowSeconds,
+  ]);
   return rows.map((r) => ({
     bucket: r.bucket,
     granted: r.granted,
@@ -62,6 +64,8 @@ export async function leaseRequests(pool: Pool, windowSeconds: number, wants: re
 
 /** Deletes buckets whose window ended more than `olderThanSeconds` ago (users and addresses gone quiet). */
 export async function sweepRateLimitBuckets(pool: Pool, olderThanSeconds: number): Promise<number> {
-  const { rowCount } = await pool.query("DELETE FROM rate_limit_buckets WHERE window_start < clock_timestamp() - make_interval(secs => $1)", [olderThanSeconds]);
+  const { rowCount } = await pool.query("DELETE FROM rate_limit_buckets WHERE window_start < clock_timestamp() - make_interval(secs => $1)", [
+    olderThanSeconds,
+  ]);
   return rowCount ?? 0;
 }

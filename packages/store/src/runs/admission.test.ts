@@ -33,9 +33,7 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
 
   it("claims from many runners at once admit exactly the limit and defer the rest; an ended run admits the oldest deferred", async () => {
     const ids = await queuedRuns("t-flood", 20);
-    const outcomes = await Promise.all(
-      ids.map((id, i) => claimRun(pool, id, `runner-${i % 4}`, 30_000, { tenantId: "t-flood", maxRunning: 3 })),
-    );
+    const outcomes = await Promise.all(ids.map((id, i) => claimRun(pool, id, `runner-${i % 4}`, 30_000, { tenantId: "t-flood", maxRunning: 3 })));
     const claimed = ids.filter((_, i) => outcomes[i].kind === "claimed");
     expect(claimed).toHaveLength(3);
     expect(outcomes.filter((o) => o.kind === "deferred")).toHaveLength(17);
@@ -60,10 +58,10 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
 
   it("admits a new run in one round trip after its claim, with its events in hand (no read of the stream after it)", async () => {
     const [id] = await queuedRuns("t-one-trip", 1);
-    await pool.query(
-      "INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 't-one-trip', 1, 'run.queued', '{}')",
-      [randomUUID(), id],
-    );
+    await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 't-one-trip', 1, 'run.queued', '{}')", [
+      randomUUID(),
+      id,
+    ]);
     // Every statement sent, on the pool or on a client taken from it.
     let sent = 0;
     const counting = {
@@ -102,7 +100,9 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
     expect(await claimRun(pool, running, "runner-0", 30_000, { tenantId: tenant, maxRunning: 3 })).toMatchObject({ kind: "claimed" });
     const [first, heldElsewhere, second, third, heldLate, ended] = await queuedRuns(tenant, 6);
     const [otherTenant] = await queuedRuns("t-together-other", 1);
-    await pool.query("UPDATE runs SET lease_owner = 'runner-9', lease_until = clock_timestamp() + interval '1 minute' WHERE id = ANY($1::uuid[])", [[heldElsewhere, heldLate]]);
+    await pool.query("UPDATE runs SET lease_owner = 'runner-9', lease_until = clock_timestamp() + interval '1 minute' WHERE id = ANY($1::uuid[])", [
+      [heldElsewhere, heldLate],
+    ]);
     await pool.query("UPDATE runs SET state = 'cancelled' WHERE id = $1", [ended]);
     await pool.query(
       "INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, $3, 1, 'run.queued', '{}'), ($4, $2, $3, 2, 'run.cancel_requested', '{}')",
@@ -153,7 +153,14 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
       const { owner, admissions } = runners[i % 2];
       return claimRun(pool, id, owner, 30_000, { tenantId: tenant, maxRunning: 3, admissions }, { newRun: true });
     });
-    const quietClaim = claimRun(pool, quiet, "runner-a", 30_000, { tenantId: "t-burst-quiet", maxRunning: 3, admissions: runners[0].admissions }, { newRun: true });
+    const quietClaim = claimRun(
+      pool,
+      quiet,
+      "runner-a",
+      30_000,
+      { tenantId: "t-burst-quiet", maxRunning: 3, admissions: runners[0].admissions },
+      { newRun: true },
+    );
     const outcomes = await Promise.all(claims);
 
     expect(outcomes.filter((o) => o.kind === "claimed")).toHaveLength(3);
@@ -172,7 +179,11 @@ describe("run admission: at most N of a tenant's runs in flight, across runners 
   it("the one-run call kept for runners not yet upgraded answers as before, deciding by the same rule", async () => {
     const tenant = "t-older-runner";
     const [admitted, deferred] = await queuedRuns(tenant, 2);
-    await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, $3, 1, 'run.queued', '{}')", [randomUUID(), admitted, tenant]);
+    await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, $3, 1, 'run.queued', '{}')", [
+      randomUUID(),
+      admitted,
+      tenant,
+    ]);
     const call = (run: string) =>
       pool.query<{ admitted: boolean; type: string | null }>("SELECT admitted, type FROM admit_run($1, $2, 'runner-old', 1, 30)", [run, tenant]);
     expect((await call(admitted)).rows).toEqual([{ admitted: true, type: "run.queued" }]);

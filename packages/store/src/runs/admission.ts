@@ -27,9 +27,7 @@ export { NEW_RUN_HEADER } from "@steward/contract";
 
 export type Admission =
   /** Admitted and leased to the caller, with the run's events read by the same transaction. */
-  | { readonly kind: "admitted"; readonly events: StoredRunEvent[] }
-  | { readonly kind: "deferred" }
-  | { readonly kind: "unchanged" };
+  { readonly kind: "admitted"; readonly events: StoredRunEvent[] } | { readonly kind: "deferred" } | { readonly kind: "unchanged" };
 
 /** What an admission asks for: the tenant's runs, the runner that would drive them, its lease, the tenant's limit. */
 export interface AdmissionAsk {
@@ -99,7 +97,13 @@ export async function deferredRunWaits(pool: Pool, tenantId: string): Promise<bo
  * reaper's sweep as a safety net. Cheap when nothing is deferred: one indexed probe, no lock; none at all when
  * the caller has just probed (`probed`: a deferred run was found).
  */
-export async function admitDeferred(pool: Pool, namespace: string, tenantId: string, maxRunning: number, options: { probed?: boolean } = {}): Promise<string[]> {
+export async function admitDeferred(
+  pool: Pool,
+  namespace: string,
+  tenantId: string,
+  maxRunning: number,
+  options: { probed?: boolean } = {},
+): Promise<string[]> {
   if (!options.probed && !(await deferredRunWaits(pool, tenantId))) return [];
   const names = busNames(namespace);
   return inTransaction(pool, async (client) => {
@@ -126,9 +130,8 @@ export async function admitDeferred(pool: Pool, namespace: string, tenantId: str
 
 /** Tenants with deferred runs (for the reaper's sweep). */
 export async function tenantsWithDeferredRuns(pool: Pool, limit = 1000): Promise<string[]> {
-  const { rows } = await pool.query<{ tenant_id: string }>(
-    "SELECT DISTINCT tenant_id FROM runs WHERE deferred_at IS NOT NULL AND state = 'queued' LIMIT $1",
-    [limit],
-  );
+  const { rows } = await pool.query<{ tenant_id: string }>("SELECT DISTINCT tenant_id FROM runs WHERE deferred_at IS NOT NULL AND state = 'queued' LIMIT $1", [
+    limit,
+  ]);
   return rows.map((r) => r.tenant_id);
 }

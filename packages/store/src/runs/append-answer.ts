@@ -75,7 +75,10 @@ export function eventsJson(events: readonly RunEvent[], ids: readonly string[]):
  * The answer of a statement of several runs, by run (`ord`, from 1, in the order they were given); throws when a run
  * has some of its events stored and not all (the statement writes each run whole or not at all).
  */
-export function answersByRun<R extends AnswerRow & { ord: number | string }>(rows: readonly R[], runs: ReadonlyArray<{ readonly runId: string; readonly events: readonly RunEvent[] }>): R[][] {
+export function answersByRun<R extends AnswerRow & { ord: number | string }>(
+  rows: readonly R[],
+  runs: ReadonlyArray<{ readonly runId: string; readonly events: readonly RunEvent[] }>,
+): R[][] {
   const byRun = runs.map(() => [] as R[]);
   for (const row of rows) byRun[Number(row.ord) - 1].push(row);
   byRun.forEach((answer, i) => {

@@ -15,7 +15,15 @@ function queued(createdBy = "u1"): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hello", mode: "agent", response_language: null, created_by: createdBy, created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input: "hello",
+      mode: "agent",
+      response_language: null,
+      created_by: createdBy,
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 
@@ -88,7 +96,13 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     // No copy is written twice: the run's row says where its events stand on the bus (none out yet, no writer
     // holding them), and the command is in the outbox after the version it was written with.
     expect(after.outbox).toEqual([
-      { subject: `${NAMESPACE}.test.command.go`, msg_id: `${runId}:go`, payload: JSON.stringify({ run_id: runId, label: "go" }), headers: { "Steward-Test": "go" }, after_version: 3 },
+      {
+        subject: `${NAMESPACE}.test.command.go`,
+        msg_id: `${runId}:go`,
+        payload: JSON.stringify({ run_id: runId, label: "go" }),
+        headers: { "Steward-Test": "go" },
+        after_version: 3,
+      },
     ]);
     expect(after.bus).toEqual({ events_subject: names.runEvent(runId, ""), published_version: 0, held: false });
 
@@ -133,7 +147,11 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     expect(chunks.length).toBeGreaterThan(0); // the input is out of the row
 
     let state = created.state;
-    for (const events of [[thought(1)], [thought(2)], [{ type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: nowMicros() } } as RunEvent]]) {
+    for (const events of [
+      [thought(1)],
+      [thought(2)],
+      [{ type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: nowMicros() } } as RunEvent],
+    ]) {
       state = (await append(runId, state, events)).state;
     }
 
@@ -243,7 +261,14 @@ describe("appendRunEvents (PostgreSQL: events, outbox and projection in one stat
     let second: Promise<unknown> | undefined;
     // The first append runs in a transaction held open until the second one waits on its uncommitted row.
     await inTransaction(db.pool, async (client) => {
-      await appendRunEvents(client as unknown as Pool, { runId, tenantId: "acme", namespace: NAMESPACE, state, events: [thought(1, "first")], commands: [command(runId, "first")] });
+      await appendRunEvents(client as unknown as Pool, {
+        runId,
+        tenantId: "acme",
+        namespace: NAMESPACE,
+        state,
+        events: [thought(1, "first")],
+        commands: [command(runId, "first")],
+      });
       second = append(runId, state, [thought(1, "second"), thought(2, "second")], { commands: [command(runId, "second")] });
       second.catch(() => undefined);
       await untilAnEventInsertWaits(db.pool, "the second appender to wait on the first one's row");

@@ -121,27 +121,29 @@ export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunE
   const commands = input.commands ?? [];
   let rows: AnswerRow[];
   try {
-    const result = await pool.query<AnswerRow>(appendStatement([
-      input.runId,
-      input.tenantId,
-      input.state.version,
-      ids,
-      input.events.map((e) => e.type),
-      input.events.map((e) => JSON.stringify(e.data)),
-      JSON.stringify(metadata),
-      names.runEvent(input.runId, ""),
-      ownFloor(input),
-      commands.map((c) => c.subject),
-      commands.map((c) => c.msgId),
-      commands.map((c) => JSON.stringify(c.payload)),
-      commands.map((c) => JSON.stringify(c.headers)),
-      input.publishDirect ? DIRECT_GRACE_MS : null,
-      input.own?.commandIds ?? [],
-      ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
-      Boolean(input.publishDirect && input.directCommands),
-      input.publishedThrough ?? null,
-      input.markOnBus ?? null,
-    ]));
+    const result = await pool.query<AnswerRow>(
+      appendStatement([
+        input.runId,
+        input.tenantId,
+        input.state.version,
+        ids,
+        input.events.map((e) => e.type),
+        input.events.map((e) => JSON.stringify(e.data)),
+        JSON.stringify(metadata),
+        names.runEvent(input.runId, ""),
+        ownFloor(input),
+        commands.map((c) => c.subject),
+        commands.map((c) => c.msgId),
+        commands.map((c) => JSON.stringify(c.payload)),
+        commands.map((c) => JSON.stringify(c.headers)),
+        input.publishDirect ? DIRECT_GRACE_MS : null,
+        input.own?.commandIds ?? [],
+        ...runRowValues({ id: input.runId, tenantId: input.tenantId, idempotencyKey: input.idempotencyKey, requestHash: input.requestHash }, state),
+        Boolean(input.publishDirect && input.directCommands),
+        input.publishedThrough ?? null,
+        input.markOnBus ?? null,
+      ]),
+    );
     rows = result.rows;
   } catch (err) {
     throw appendFailure(err, input.runId, input.state.version);

@@ -57,7 +57,10 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
     const appends = (runs: typeof alone) => [
       input(runs[0].runId, runs[0].state, [thought(1), thought(2)], { traceparent }),
       input(runs[1].runId, runs[1].state, [thought(1)]),
-      input(runs[2].runId, runs[2].state, [thought(1), { type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: "2026-12-01T10:00:02.000000Z" } }]),
+      input(runs[2].runId, runs[2].state, [
+        thought(1),
+        { type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: "2026-12-01T10:00:02.000000Z" } },
+      ]),
     ];
     const single = [];
     for (const a of appends(alone)) single.push(await appendRunEvents(db.pool, a));
@@ -149,7 +152,9 @@ describe("appendRuns (PostgreSQL: the appends of several runs in one statement, 
       input(held.runId, held.state, [thought(2)], { publishDirect: true }),
       input(own.runId, own.state, [thought(2)], { publishDirect: true, own: { fromVersion: null, throughVersion: null, commandIds: [own.commandId] } }),
     ]);
-    const [direct, behindRun, heldRun, ownRun] = outcomes.map((o) => (o as PromiseFulfilledResult<{ direct: readonly { version?: number; msg_id: string }[] }>).value);
+    const [direct, behindRun, heldRun, ownRun] = outcomes.map(
+      (o) => (o as PromiseFulfilledResult<{ direct: readonly { version?: number; msg_id: string }[] }>).value,
+    );
 
     expect(direct.direct.map((c) => c.version)).toEqual([3, 4]);
     expect(direct.direct.map((c) => c.msg_id)).toEqual((await readStream(db.pool, out.runId)).slice(2).map((e) => e.metadata.event_id));
@@ -207,7 +212,9 @@ describe("createRunAppender (PostgreSQL)", () => {
     let statements = 0;
     const pool = new Proxy(db.pool, {
       get: (target, prop, receiver) =>
-        prop === "query" ? (...args: unknown[]) => (statements++, (target.query as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, prop, receiver),
+        prop === "query"
+          ? (...args: unknown[]) => (statements++, (target.query as (...a: unknown[]) => unknown)(...args))
+          : Reflect.get(target, prop, receiver),
     });
     const appender = createRunAppender(pool, { maxInFlight: 1 });
     const runs = Array.from({ length: 9 }, () => randomUUID());
@@ -217,11 +224,15 @@ describe("createRunAppender (PostgreSQL)", () => {
 
     // Those submitted in one turn share one statement.
     const results = await Promise.all(
-      runs.slice(1).map((runId) => appender.append({ runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queuedEvent(), startedEvent("r")] })),
+      runs
+        .slice(1)
+        .map((runId) => appender.append({ runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queuedEvent(), startedEvent("r")] })),
     );
     expect(statements).toBe(2);
     expect(results.map((r) => r.events.map((e) => e.metadata.seq))).toEqual(runs.slice(1).map(() => [1, 2]));
-    const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state = 'running'", [runs.slice(1)]);
+    const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::uuid[]) AND state = 'running'", [
+      runs.slice(1),
+    ]);
     expect(rows[0].n).toBe(8);
   });
 });

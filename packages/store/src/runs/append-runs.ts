@@ -101,7 +101,10 @@ async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[
   const byRun = answersByRun(rows, inputs);
   return prepared.map((p, i): Settled => {
     if (!byRun[i].some((r) => r.part === 0)) return { status: "rejected", reason: new ConcurrencyError(p.input.runId, p.input.state.version) };
-    return { status: "fulfilled", value: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, byRun[i]), state: p.state, direct: directRows(byRun[i]) } };
+    return {
+      status: "fulfilled",
+      value: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, byRun[i]), state: p.state, direct: directRows(byRun[i]) },
+    };
   });
 }
 

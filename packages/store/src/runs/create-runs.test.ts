@@ -14,15 +14,33 @@ function queued(input: string): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input, mode: "agent", response_language: null, created_by: "alice", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input,
+      mode: "agent",
+      response_language: null,
+      created_by: "alice",
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 
 /** A permit's record as the gateway hands it over (column names as keys). */
 function permitRow(runId: string, mcpMode: string | null = null): Record<string, unknown> {
   return {
-    tenant_id: "acme", user_id: "alice", action: "agent.run.create", resource_type: "run", resource_id: runId, run_id: runId,
-    permit: true, code: "", policy_ids: ["p1"], policy_version: 1, latency_ms: 0.2, mcp_mode: mcpMode,
+    tenant_id: "acme",
+    user_id: "alice",
+    action: "agent.run.create",
+    resource_type: "run",
+    resource_id: runId,
+    run_id: runId,
+    permit: true,
+    code: "",
+    policy_ids: ["p1"],
+    policy_version: 1,
+    latency_ms: 0.2,
+    mcp_mode: mcpMode,
   };
 }
 
@@ -47,7 +65,9 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
   async function stored(runId: string) {
     const q = async (sql: string) => (await db.pool.query(sql, [runId])).rows;
     return {
-      run: (await q("SELECT state, version, published_version, events_subject, publish_held_until IS NOT NULL AS held, idempotency_key FROM runs WHERE id = $1"))[0],
+      run: (
+        await q("SELECT state, version, published_version, events_subject, publish_held_until IS NOT NULL AS held, idempotency_key FROM runs WHERE id = $1")
+      )[0],
       events: await q("SELECT event_id::text, version, type, data->>'input' AS input, recorded_at FROM events WHERE stream_id = $1 ORDER BY version"),
       commands: await q("SELECT subject, msg_id, after_version, retry_at IS NOT NULL AS held FROM outbox WHERE run_id = $1 ORDER BY id"),
       permits: await q("SELECT action, permit FROM policy_decisions WHERE run_id = $1"),
@@ -63,7 +83,14 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
       if (outcome.kind !== "created") throw new Error("not created");
       const row = await stored(run.runId);
       const direct = i < 2;
-      expect(row.run).toEqual({ state: "queued", version: 1, published_version: 0, events_subject: names.runEvent(run.runId, ""), held: direct, idempotency_key: null });
+      expect(row.run).toEqual({
+        state: "queued",
+        version: 1,
+        published_version: 0,
+        events_subject: names.runEvent(run.runId, ""),
+        held: direct,
+        idempotency_key: null,
+      });
       expect(row.events).toEqual([expect.objectContaining({ version: 1, type: "run.queued", input: ["one", "two", "three"][i] })]);
       // A command goes after the events written with it; only a command its writer publishes is held from the relays.
       expect(row.commands).toEqual([{ subject: names.runRequested, msg_id: `run.requested.${run.runId}`, after_version: 1, held: i === 0 }]);
@@ -74,7 +101,12 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
         row.events.map((e) => [e.event_id, e.version, e.recorded_at]),
       );
       // The copy is the message a relay would build from the events table.
-      const relayed = (await db.pool.query(`SELECT e.event_id::text AS id, ${busCopyColumns("e", "$2")} FROM events e WHERE e.stream_id = $1`, [run.runId, names.runEvent(run.runId, "")])).rows;
+      const relayed = (
+        await db.pool.query(`SELECT e.event_id::text AS id, ${busCopyColumns("e", "$2")} FROM events e WHERE e.stream_id = $1`, [
+          run.runId,
+          names.runEvent(run.runId, ""),
+        ])
+      ).rows;
       const copies = appended.direct.filter((r) => r.version !== undefined);
       expect(copies).toEqual(direct ? relayed.map((r) => ({ ...r, version: 1 })) : []);
       const commands = appended.direct.filter((r) => r.version === undefined);
@@ -94,7 +126,10 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
       };
       const idle = -(await commits()) + (await commits());
       const before = await commits();
-      const outcomes = await createRuns(client as never, Array.from({ length: 20 }, (_, i) => newRun(`batch ${i}`)));
+      const outcomes = await createRuns(
+        client as never,
+        Array.from({ length: 20 }, (_, i) => newRun(`batch ${i}`)),
+      );
       const after = await commits();
       expect(outcomes.filter((o) => o.kind === "created")).toHaveLength(20);
       expect(after - before - idle).toBe(1);
@@ -108,7 +143,10 @@ describe("createRuns (PostgreSQL: many new runs in one statement, each written w
     try {
       const updates = async () => {
         await client.query("SELECT pg_stat_force_next_flush()");
-        return (await client.query("SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'runs'")).rows[0] as { upd: number; hot: number };
+        return (await client.query("SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'runs'")).rows[0] as {
+          upd: number;
+          hot: number;
+        };
       };
       const before = await updates();
       // Batches as full as the gateway's, so that a page holds nothing but runs written together.

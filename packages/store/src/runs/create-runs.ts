@@ -26,9 +26,7 @@ export interface NewRunInput extends Omit<AppendRunEventsInput, "state" | "own" 
  * before, or earlier in the same statement); or not written because the roles its permit was decided on changed.
  */
 export type NewRunOutcome =
-  | { readonly kind: "created"; readonly appended: AppendRunEventsResult }
-  | { readonly kind: "key_used" }
-  | { readonly kind: "roles_changed" };
+  { readonly kind: "created"; readonly appended: AppendRunEventsResult } | { readonly kind: "key_used" } | { readonly kind: "roles_changed" };
 
 /**
  * The runs in one statement, so one round trip and one commit for many (`$1`: the runs as a JSON array, `$2`: how
@@ -137,6 +135,9 @@ export async function createRuns(pool: Pool, runs: readonly NewRunInput[]): Prom
     if (status?.part !== -1 || !status.outcome) throw new Error(`the statement gave no outcome for run ${p.input.runId}`);
     if (status.outcome !== "created") return { kind: status.outcome };
     if (!written.some((r) => r.part === 0)) throw new Error(`run ${p.input.runId}: created without its events`);
-    return { kind: "created", appended: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, written), state: p.state, direct: directRows(written) } };
+    return {
+      kind: "created",
+      appended: { events: storedEvents(p.input, p.input.events, p.ids, p.metadata, written), state: p.state, direct: directRows(written) },
+    };
   });
 }

@@ -16,7 +16,15 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
     const createdAt = nowMicros();
     const queued: RunEvent = {
       type: "run.queued",
-      data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+      data: {
+        input: "q",
+        mode: "agent",
+        response_language: null,
+        created_by: "u",
+        created_at: createdAt,
+        deadline_at: addSeconds(createdAt, 180),
+        thread_id: null,
+      },
     };
     const { state } = await appendRunEvents(db.pool, { runId, tenantId: tenant, namespace: "ns", state: initialRunState, events: [queued] });
     expect(await claimRun(db.pool, runId, owner, 60_000)).toMatchObject({ kind: "claimed" });
@@ -24,7 +32,11 @@ describe("a drive's end: the lease let go and the tenant's deferred runs probed,
   }
 
   const leaseOf = async (runId: string) =>
-    (await db.pool.query<{ owner: string | null; until: boolean }>("SELECT lease_owner AS owner, lease_until IS NOT NULL AS until FROM runs WHERE id = $1", [runId])).rows[0];
+    (
+      await db.pool.query<{ owner: string | null; until: boolean }>("SELECT lease_owner AS owner, lease_until IS NOT NULL AS until FROM runs WHERE id = $1", [
+        runId,
+      ])
+    ).rows[0];
 
   /** Marks a queued run of the tenant deferred, as an admission that found no place would. */
   async function deferredRun(tenant: string): Promise<string> {

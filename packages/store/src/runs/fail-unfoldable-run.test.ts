@@ -13,7 +13,15 @@ function queued(): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hi", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input: "hi",
+      mode: "agent",
+      response_language: null,
+      created_by: "u1",
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 
@@ -24,7 +32,10 @@ describe("failUnfoldableRun (PostgreSQL)", () => {
   it("appends run.failed after the last stored seq, whatever the stored events say, and fails the projection", async () => {
     const runId = randomUUID();
     await appendRunEvents(db.pool, { runId, tenantId: "acme", namespace: "fur", state: initialRunState, events: [queued()] });
-    await db.pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 2, 'garbled', '{}')", [randomUUID(), runId]);
+    await db.pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 2, 'garbled', '{}')", [
+      randomUUID(),
+      runId,
+    ]);
 
     const stored = await failUnfoldableRun(db.pool, input(runId));
     expect(stored).toMatchObject({ type: "run.failed", data: { error: ERROR }, metadata: { seq: 3, run_id: runId } });
@@ -45,11 +56,17 @@ describe("failUnfoldableRun (PostgreSQL)", () => {
 
     // Another writer's event, not committed yet when the run's last seq (2) is read: the append then waits on
     // its row and, once it commits, loses on the (stream, version) constraint.
-    await db.pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 2, 'garbled', '{}')", [randomUUID(), runId]);
+    await db.pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 2, 'garbled', '{}')", [
+      randomUUID(),
+      runId,
+    ]);
     const held = await db.pool.connect();
     try {
       await held.query("BEGIN");
-      await held.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 3, 'garbled', '{}')", [randomUUID(), runId]);
+      await held.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', 3, 'garbled', '{}')", [
+        randomUUID(),
+        runId,
+      ]);
       const attempt = failUnfoldableRun(db.pool, input(runId));
       attempt.catch(() => undefined);
       await untilAnEventInsertWaits(db.pool, "the failing append to wait on the other writer's row");

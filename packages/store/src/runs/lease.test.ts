@@ -30,7 +30,12 @@ describe("run leases: a heartbeat extends its own and names the runs taken over 
     return id;
   }
   const leaseOf = async (id: string) =>
-    (await pool.query<{ owner: string | null; ms: number | null }>("SELECT lease_owner AS owner, (extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS ms FROM runs WHERE id = $1", [id])).rows[0];
+    (
+      await pool.query<{ owner: string | null; ms: number | null }>(
+        "SELECT lease_owner AS owner, (extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS ms FROM runs WHERE id = $1",
+        [id],
+      )
+    ).rows[0];
 
   it("extends the caller's leases; a run another runner claimed after its lease lapsed is reported; an ended one is not", async () => {
     const [kept, lapsed, ended] = [await runningRun(), await runningRun(), await runningRun()];
@@ -60,13 +65,32 @@ describe("run leases: a heartbeat extends its own and names the runs taken over 
       runId,
       tenantId: "t",
       state: initialRunState,
-      events: [{ type: "run.queued", data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: "2026-12-01T10:00:00.000000Z", deadline_at: "2026-12-01T10:03:00.000000Z", thread_id: null } }],
+      events: [
+        {
+          type: "run.queued",
+          data: {
+            input: "q",
+            mode: "agent",
+            response_language: null,
+            created_by: "u",
+            created_at: "2026-12-01T10:00:00.000000Z",
+            deadline_at: "2026-12-01T10:03:00.000000Z",
+            thread_id: null,
+          },
+        },
+      ],
       namespace: "lease",
     });
-    await appendRunEvents(pool, { runId, tenantId: "t", state: queued.state, events: [{ type: "run.started", data: { runner_id: "r", started_at: "2026-12-01T10:00:01.000000Z" } }], namespace: "lease" });
+    await appendRunEvents(pool, {
+      runId,
+      tenantId: "t",
+      state: queued.state,
+      events: [{ type: "run.started", data: { runner_id: "r", started_at: "2026-12-01T10:00:01.000000Z" } }],
+      namespace: "lease",
+    });
     const claim = await claimRun(pool, runId, "runner-a", 60_000);
     expect(claim.kind).toBe("claimed");
-    const events = claim.kind === "claimed" ? claim.events ?? [] : [];
+    const events = claim.kind === "claimed" ? (claim.events ?? []) : [];
     expect(events.map((e) => [e.type, e.metadata.seq])).toEqual([
       ["run.queued", 1],
       ["run.started", 2],

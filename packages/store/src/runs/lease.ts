@@ -117,7 +117,10 @@ export async function leaseHolder(pool: Pool, runId: string): Promise<string | n
 }
 
 /** Once per run a runner drives: prepared. */
-const releaseStatement = preparedStatement("steward.release_lease", "UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2");
+const releaseStatement = preparedStatement(
+  "steward.release_lease",
+  "UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
+);
 
 /** Gives the run up so that another runner may take it at once. */
 export async function releaseLease(pool: Pool, runId: string, owner: string): Promise<void> {

@@ -5,15 +5,12 @@ const SNAPSHOT_COLUMNS = `id, state, mode, input, response_language, created_at,
   deadline_at, output, error, usage`;
 
 /** A run of the given tenant and creator, or null: somebody else's run is indistinguishable from none. */
-export async function findOwnRun(
-  pool: Pool,
-  owner: { tenantId: string; userId: string },
-  runId: string,
-): Promise<RunSnapshot | null> {
-  const { rows } = await pool.query<RunSnapshot>(
-    `SELECT ${SNAPSHOT_COLUMNS} FROM runs WHERE id = $1 AND tenant_id = $2 AND created_by = $3`,
-    [runId, owner.tenantId, owner.userId],
-  );
+export async function findOwnRun(pool: Pool, owner: { tenantId: string; userId: string }, runId: string): Promise<RunSnapshot | null> {
+  const { rows } = await pool.query<RunSnapshot>(`SELECT ${SNAPSHOT_COLUMNS} FROM runs WHERE id = $1 AND tenant_id = $2 AND created_by = $3`, [
+    runId,
+    owner.tenantId,
+    owner.userId,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -29,10 +26,7 @@ export async function listOwnRuns(
         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
       [owner.tenantId, owner.userId, page.pageSize, (page.page - 1) * page.pageSize],
     ),
-    pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1 AND created_by = $2", [
-      owner.tenantId,
-      owner.userId,
-    ]),
+    pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1 AND created_by = $2", [owner.tenantId, owner.userId]),
   ]);
   return { items: items.rows, total: total.rows[0].n };
 }

@@ -43,10 +43,9 @@ export async function addRunToThread(pool: Pool, input: AddRunToThreadInput): Pr
       if (used.rowCount) return { kind: "key_used" };
     }
     if (thread.status === "archived") return { kind: "archived" };
-    const active = await client.query(
-      "SELECT 1 FROM runs WHERE thread_id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled') LIMIT 1",
-      [input.threadId],
-    );
+    const active = await client.query("SELECT 1 FROM runs WHERE thread_id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled') LIMIT 1", [
+      input.threadId,
+    ]);
     if (active.rowCount) return { kind: "active_run" };
     const run = await appendRunEvents(client, input.run);
     const next = await appendThreadEvents(client, {

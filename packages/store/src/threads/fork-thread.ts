@@ -21,9 +21,7 @@ export interface ForkThreadInput {
 }
 
 /** The fork made, or refused: no such thread of the owner, the run not one of its runs, or a run not ended yet. */
-export type ForkThreadOutcome =
-  | { readonly kind: "forked"; readonly thread: ThreadState }
-  | { readonly kind: "not_found" | "not_in_thread" | "not_ended" };
+export type ForkThreadOutcome = { readonly kind: "forked"; readonly thread: ThreadState } | { readonly kind: "not_found" | "not_in_thread" | "not_ended" };
 
 /**
  * Which runs a fork at `atRunId` inherits: the thread's runs (in order) up to and including it, every one ended

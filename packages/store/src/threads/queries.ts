@@ -41,12 +41,7 @@ const stateOf = (row: ThreadRow): ThreadState => ({
  * A thread of the given tenant and creator, as state, or null: somebody else's thread is indistinguishable
  * from none. `lock` takes its row for the caller's transaction (adding a run, archiving).
  */
-export async function findOwnThreadState(
-  db: Pool | PoolClient,
-  owner: Owner,
-  threadId: string,
-  options: { lock?: boolean } = {},
-): Promise<ThreadState | null> {
+export async function findOwnThreadState(db: Pool | PoolClient, owner: Owner, threadId: string, options: { lock?: boolean } = {}): Promise<ThreadState | null> {
   const { rows } = await db.query<ThreadRow>(
     `SELECT ${STATE_COLUMNS} FROM threads WHERE id = $1 AND tenant_id = $2 AND created_by = $3${options.lock ? " FOR UPDATE" : ""}`,
     [threadId, owner.tenantId, owner.userId],
@@ -55,11 +50,7 @@ export async function findOwnThreadState(
 }
 
 /** One page of the caller's threads that are not archived, most recently active first, plus their total. */
-export async function listOwnThreads(
-  pool: Pool,
-  owner: Owner,
-  page: { page: number; pageSize: number },
-): Promise<{ items: ThreadSnapshot[]; total: number }> {
+export async function listOwnThreads(pool: Pool, owner: Owner, page: { page: number; pageSize: number }): Promise<{ items: ThreadSnapshot[]; total: number }> {
   const [items, total] = await Promise.all([
     pool.query<ThreadRow>(
       `SELECT ${STATE_COLUMNS} FROM threads WHERE tenant_id = $1 AND created_by = $2 AND archived_at IS NULL
@@ -102,10 +93,11 @@ export async function listThreadRuns(db: Pool | PoolClient, owner: Owner, thread
 
 /** A thread's runs in the same order, by id and whether each has ended (what a fork is decided on). */
 export async function listThreadRunStates(db: Pool | PoolClient, owner: Owner, threadId: string): Promise<Array<{ id: string; ended: boolean }>> {
-  const { rows } = await db.query<{ id: string; ended: boolean }>(
-    THREAD_RUNS("r.id::text AS id, r.state IN ('succeeded', 'failed', 'cancelled') AS ended"),
-    [threadId, owner.tenantId, owner.userId],
-  );
+  const { rows } = await db.query<{ id: string; ended: boolean }>(THREAD_RUNS("r.id::text AS id, r.state IN ('succeeded', 'failed', 'cancelled') AS ended"), [
+    threadId,
+    owner.tenantId,
+    owner.userId,
+  ]);
   return rows.map((r) => ({ id: r.id, ended: r.ended }));
 }
 

@@ -17,7 +17,15 @@ function queued(threadId: string | null, createdBy = "ana"): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hello", mode: "agent", response_language: null, created_by: createdBy, created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: threadId },
+    data: {
+      input: "hello",
+      mode: "agent",
+      response_language: null,
+      created_by: createdBy,
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: threadId,
+    },
   };
 }
 
@@ -51,11 +59,8 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
 
   const finish = (runId: string) => db.pool.query("UPDATE runs SET state = 'succeeded' WHERE id = $1", [runId]);
   const counts = async () =>
-    (
-      await db.pool.query<{ events: number; runs: number }>(
-        "SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM runs)::int AS runs",
-      )
-    ).rows[0];
+    (await db.pool.query<{ events: number; runs: number }>("SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM runs)::int AS runs"))
+      .rows[0];
 
   it("writes thread.created and the projection in one statement; a stale version writes nothing", async () => {
     const id = await newThread();
@@ -64,7 +69,12 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
     expect((await readStream(db.pool, id)).map((e) => e.type)).toEqual(["thread.created"]);
     const before = await counts();
     await expect(
-      appendThreadEvents(db.pool, { threadId: id, tenantId: "acme", state: initialThreadState, events: [{ type: "thread.created", data: { title: null, created_by: "ana", created_at: nowMicros() } }] }),
+      appendThreadEvents(db.pool, {
+        threadId: id,
+        tenantId: "acme",
+        state: initialThreadState,
+        events: [{ type: "thread.created", data: { title: null, created_by: "ana", created_at: nowMicros() } }],
+      }),
     ).rejects.toBeInstanceOf(ConcurrencyError);
     expect(await counts()).toEqual(before);
   });
@@ -173,7 +183,11 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
     const before = await streamAndRow(id);
     const { forkId, outcome } = await fork(id, runs[1]);
     expect(outcome).toMatchObject({ kind: "forked", thread: { status: "open", title: "fork", run_count: 0, last_run_id: null, version: 2 } });
-    expect(await findOwnThreadState(db.pool, ana, forkId)).toMatchObject({ forked_from: { thread_id: id, run_id: runs[1] }, inherited_run_ids: runs.slice(0, 2), version: 2 });
+    expect(await findOwnThreadState(db.pool, ana, forkId)).toMatchObject({
+      forked_from: { thread_id: id, run_id: runs[1] },
+      inherited_run_ids: runs.slice(0, 2),
+      version: 2,
+    });
     expect((await readStream(db.pool, forkId)).map((e) => e.type)).toEqual(["thread.created", "thread.forked"]);
     expect(await streamAndRow(id)).toEqual(before);
 
@@ -185,9 +199,15 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
     expect((await fork(forkId, own)).outcome.kind).toBe("not_ended");
     await finish(own);
     const nested = await fork(forkId, own);
-    expect(nested.outcome).toMatchObject({ kind: "forked", thread: { forked_from: { thread_id: forkId, run_id: own }, inherited_run_ids: [...runs.slice(0, 2), own] } });
+    expect(nested.outcome).toMatchObject({
+      kind: "forked",
+      thread: { forked_from: { thread_id: forkId, run_id: own }, inherited_run_ids: [...runs.slice(0, 2), own] },
+    });
     const atInherited = await fork(forkId, runs[0]);
-    expect(atInherited.outcome).toMatchObject({ kind: "forked", thread: { forked_from: { thread_id: forkId, run_id: runs[0] }, inherited_run_ids: [runs[0]] } });
+    expect(atInherited.outcome).toMatchObject({
+      kind: "forked",
+      thread: { forked_from: { thread_id: forkId, run_id: runs[0] }, inherited_run_ids: [runs[0]] },
+    });
   });
 
   it("refuses, writing nothing: somebody else's thread, a run not of the thread, a run not ended; an archived thread forks", async () => {
@@ -217,7 +237,10 @@ describe("threads (PostgreSQL: the thread's stream, its projection, and runs add
     const before = await counts();
     await expect(fork(id, runId, { key: "fork-1", hash: "f" })).rejects.toMatchObject({ code: "23505" });
     expect(await counts()).toEqual(before);
-    expect(await findThreadByIdempotencyKey(db.pool, ana, "fork-1")).toMatchObject({ snapshot: { forked_from: { thread_id: id, run_id: runId } }, requestHash: "f" });
+    expect(await findThreadByIdempotencyKey(db.pool, ana, "fork-1")).toMatchObject({
+      snapshot: { forked_from: { thread_id: id, run_id: runId } },
+      requestHash: "f",
+    });
   });
 });
 
@@ -237,6 +260,14 @@ describe("the fork point (which runs a fork inherits)", () => {
     expect(forkPoint(runs, "r9")).toEqual({ kind: "not_in_thread" });
     expect(forkPoint([], "r1")).toEqual({ kind: "not_in_thread" });
     expect(forkPoint(runs, "r3")).toEqual({ kind: "not_ended" });
-    expect(forkPoint([{ id: "r1", ended: false }, { id: "r2", ended: true }], "r2")).toEqual({ kind: "not_ended" });
+    expect(
+      forkPoint(
+        [
+          { id: "r1", ended: false },
+          { id: "r2", ended: true },
+        ],
+        "r2",
+      ),
+    ).toEqual({ kind: "not_ended" });
   });
 });

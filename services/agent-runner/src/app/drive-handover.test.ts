@@ -77,7 +77,15 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
     const createdAt = nowMicros();
     const queued: RunEvent = {
       type: "run.queued",
-      data: { input: "count", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+      data: {
+        input: "count",
+        mode: "agent",
+        response_language: null,
+        created_by: "u1",
+        created_at: createdAt,
+        deadline_at: addSeconds(createdAt, 180),
+        thread_id: null,
+      },
     };
     await appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queued] });
     asking = runId;
@@ -98,7 +106,17 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
 
   const handlerWith = (shutdown?: AbortSignal) =>
     createRunRequestedHandler(
-      { pool, toolExec, provider, tools: [counterTool], logger: createLogger("handover-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases, shutdown },
+      {
+        pool,
+        toolExec,
+        provider,
+        tools: [counterTool],
+        logger: createLogger("handover-test", "silent"),
+        namespace: NAMESPACE,
+        runnerId: "runner-1",
+        leases,
+        shutdown,
+      },
       { retryBackoffMs: 1000 },
     );
 
@@ -139,7 +157,13 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
     const runId = await queuedRun();
     // While the model answers, the lease runs out unseen and runner-2 claims the run and records its own answer.
     whenAsked = (id) =>
-      takenOverWith(id, 3, "thought", { step_no: 1, text: "from runner-2", tool_calls: [], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" });
+      takenOverWith(id, 3, "thought", {
+        step_no: 1,
+        text: "from runner-2",
+        tool_calls: [],
+        usage: { input_tokens: 1, output_tokens: 1 },
+        provider: "scripted",
+      });
     const { d, answers } = recordingDelivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
 
     await handlerWith()(d);

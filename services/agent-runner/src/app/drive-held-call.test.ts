@@ -57,13 +57,27 @@ describe("a tool call sent held with the commit that records it (PostgreSQL, fak
     },
   } as unknown as ToolExecApi;
   const leases: LeaseKeeper = { hold: () => () => undefined, stop: () => undefined };
-  const observer = { committed: (events: readonly RunEvent[]) => void log.push(`committed ${events.map((e) => e.type).join(", ")}`), stepEnded: () => undefined };
+  const observer = {
+    committed: (events: readonly RunEvent[]) => void log.push(`committed ${events.map((e) => e.type).join(", ")}`),
+    stepEnded: () => undefined,
+  };
 
   const invocationRun = () =>
     queuedInvocationRun(pool, NAMESPACE, { capability_id: "tool:counter", calls: [{ call_id: "invoke-1", tool_name: "counter", arguments: "{}" }] });
 
   const handler = (appender?: RunAppender) =>
-    createRunRequestedHandler({ pool, toolExec, provider, tools: [counter], logger: createLogger("held-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases, observer, appender });
+    createRunRequestedHandler({
+      pool,
+      toolExec,
+      provider,
+      tools: [counter],
+      logger: createLogger("held-test", "silent"),
+      namespace: NAMESPACE,
+      runnerId: "runner-1",
+      leases,
+      observer,
+      appender,
+    });
 
   beforeAll(async () => {
     db = await freshDatabase("steward_runner_held_call");
@@ -86,12 +100,7 @@ describe("a tool call sent held with the commit that records it (PostgreSQL, fak
     await handler()(d);
 
     expect(answers).toEqual(["ack"]);
-    expect(log).toEqual([
-      "invoke-1 sent held",
-      "committed run.started, tool_call",
-      "invoke-1 let go on",
-      "committed tool.decided, tool_result, run.succeeded",
-    ]);
+    expect(log).toEqual(["invoke-1 sent held", "committed run.started, tool_call", "invoke-1 let go on", "committed tool.decided, tool_result, run.succeeded"]);
   });
 
   it("given a run about to call a tool, when another writer appends before the tool_call's commit, then the call is dropped and nothing of it is recorded", async () => {

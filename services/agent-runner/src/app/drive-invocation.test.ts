@@ -78,7 +78,16 @@ describe("an invocation run driven by the runner (PostgreSQL, fake tool-exec, no
     db = await freshDatabase("steward_runner_invocation");
     pool = createPool(db.url, { max: 4 });
     const tools = [spec("focus_dataset"), spec("dataset_query", { states: ["dataset"] })];
-    handle = createRunRequestedHandler({ pool, toolExec, provider, tools, logger: createLogger("invocation-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases });
+    handle = createRunRequestedHandler({
+      pool,
+      toolExec,
+      provider,
+      tools,
+      logger: createLogger("invocation-test", "silent"),
+      namespace: NAMESPACE,
+      runnerId: "runner-1",
+      leases,
+    });
   });
 
   afterAll(async () => {
@@ -104,9 +113,14 @@ describe("an invocation run driven by the runner (PostgreSQL, fake tool-exec, no
     ]);
     const events = await readStream(pool, runId);
     expect(events.map((e) => e.type)).toEqual([
-      "run.queued", "run.started",
-      "tool_call", "tool.decided", "tool_result",
-      "tool_call", "tool.decided", "tool_result",
+      "run.queued",
+      "run.started",
+      "tool_call",
+      "tool.decided",
+      "tool_result",
+      "tool_call",
+      "tool.decided",
+      "tool_result",
       "run.succeeded",
     ]);
     expect(events[8].data).toMatchObject({
@@ -119,7 +133,10 @@ describe("an invocation run driven by the runner (PostgreSQL, fake tool-exec, no
   it("sends no session outside MCP (empty, which tool-exec leaves out of the PDP's context)", async () => {
     const runId = await invocationRun({});
     await handle(delivery(runId).d);
-    expect(sent.map((r) => [r.mcpSessionId, r.mcpMode])).toEqual([["", ""], ["", ""]]);
+    expect(sent.map((r) => [r.mcpSessionId, r.mcpMode])).toEqual([
+      ["", ""],
+      ["", ""],
+    ]);
     expect(modelCalls).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
-import { createLogger, type Pool } from "@steward/platform";
+import { createLogger } from "@steward/platform";
 import { appendRunEvents, createDirectPublisher, type DirectPublisher } from "@steward/store";
 import type { ToolExecApi } from "@steward/proto";
 import type { ModelAnswer, ModelProvider } from "../domain/model";
@@ -27,7 +27,6 @@ const call = (n: number): ModelAnswer => ({
 });
 const done: ModelAnswer = { text: "found it", toolCalls: [], finishReason: "stop", usage, provider: "scripted" };
 
-
 // The loop publishes its events' copies itself and marks them on the bus with its next append (docs/architecture.md,
 // "Outbox relay"): a driven run's marks cost no statement of their own.
 describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream, fake model and tool-exec)", () => {
@@ -40,7 +39,15 @@ describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream
     const createdAt = nowMicros();
     const queued: RunEvent = {
       type: "run.queued",
-      data: { input: "find it", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+      data: {
+        input: "find it",
+        mode: "agent",
+        response_language: null,
+        created_by: "u1",
+        created_at: createdAt,
+        deadline_at: addSeconds(createdAt, 180),
+        thread_id: null,
+      },
     };
     // As the gateway creates a run: its copy published and marked.
     const created = await appendRunEvents(fx.pool, { runId, tenantId: "acme", namespace, state: initialRunState, events: [queued], publishDirect: true });
@@ -60,7 +67,12 @@ describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream
       invoke: async (req: { argumentsJson: string }) => {
         // The call's own copy is acknowledged before the tool answers, so the result's append has it to take along.
         const version = (await runOf(runId)).version;
-        ackedAtCall.push(await waitFor(() => ((publisher.carry(runId) ?? 0) >= version ? publisher.carry(runId)! : undefined), { timeoutMs: 10_000, what: "the call's copy acknowledged" }));
+        ackedAtCall.push(
+          await waitFor(() => ((publisher.carry(runId) ?? 0) >= version ? publisher.carry(runId)! : undefined), {
+            timeoutMs: 10_000,
+            what: "the call's copy acknowledged",
+          }),
+        );
         return {
           fingerprint: `fp-${req.argumentsJson}`,
           decision: { permit: true, code: "", policyIds: ["p1"] },

@@ -1,6 +1,14 @@
 import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { appendRunEvents, leaseHolder, listEndedThreadRuns, readStream, type AppendRunEventsInput, type DirectPublisher, type RunAppender } from "@steward/store";
+import {
+  appendRunEvents,
+  leaseHolder,
+  listEndedThreadRuns,
+  readStream,
+  type AppendRunEventsInput,
+  type DirectPublisher,
+  type RunAppender,
+} from "@steward/store";
 import type { ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";

@@ -18,7 +18,15 @@ function queued(): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hello there", mode: "ask", response_language: "fr", created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input: "hello there",
+      mode: "ask",
+      response_language: "fr",
+      created_by: "u1",
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 
@@ -43,16 +51,20 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
     const runId = randomUUID();
     await appendRunEvents(pool, { runId, tenantId: "acme", namespace: NAMESPACE, state: initialRunState, events: [queued()] });
     for (const [i, e] of more.entries()) {
-      await pool.query(
-        "INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', $3, $4, $5)",
-        [randomUUID(), runId, 2 + i, e.type, JSON.stringify(e.data)],
-      );
+      await pool.query("INSERT INTO events (event_id, stream_id, tenant_id, version, type, data) VALUES ($1, $2, 'acme', $3, $4, $5)", [
+        randomUUID(),
+        runId,
+        2 + i,
+        e.type,
+        JSON.stringify(e.data),
+      ]);
     }
     return runId;
   }
 
   const projection = async (runId: string) =>
-    (await pool.query("SELECT state, error, input, mode, response_language, created_by, version, finished_at, lease_owner FROM runs WHERE id = $1", [runId])).rows[0];
+    (await pool.query("SELECT state, error, input, mode, response_language, created_by, version, finished_at, lease_owner FROM runs WHERE id = $1", [runId]))
+      .rows[0];
 
   beforeAll(async () => {
     db = await freshDatabase("steward_runner_delivery");
@@ -70,7 +82,13 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
 
   it.each([
     ["an event of a type the fold does not know", [{ type: "run.teleported", data: {} }]],
-    ["an event missing what the fold needs", [{ type: "run.started", data: { runner_id: "r0", started_at: nowMicros() } }, { type: "context.compacted", data: { step_no: 1 } }]],
+    [
+      "an event missing what the fold needs",
+      [
+        { type: "run.started", data: { runner_id: "r0", started_at: nowMicros() } },
+        { type: "context.compacted", data: { step_no: 1 } },
+      ],
+    ],
   ])("a stream the fold cannot read (%s) fails the run with 60302 on its first delivery, visible to the client", async (_label, more) => {
     const runId = await runWith(more);
     const { d, answers } = delivery({ run_id: runId, tenant_id: "acme", created_by: "u1" });
@@ -153,7 +171,16 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
     };
     const { pool: naming, sent, named } = statementLog(pool);
     const handler = createRunRequestedHandler(
-      { pool: naming, toolExec, provider: switching, tools: [], logger: createLogger("delivery-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases },
+      {
+        pool: naming,
+        toolExec,
+        provider: switching,
+        tools: [],
+        logger: createLogger("delivery-test", "silent"),
+        namespace: NAMESPACE,
+        runnerId: "runner-1",
+        leases,
+      },
       { retryBackoffMs: 1000 },
     );
 

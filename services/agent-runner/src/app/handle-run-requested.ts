@@ -106,7 +106,8 @@ export function createRunRequestedHandler(
       });
     } catch (failure) {
       if (isPostgresUnavailable(failure)) throw failure;
-      if (!(failure instanceof ConcurrencyError)) deps.logger.warn({ run_id: cmd.run_id, error_class: (failure as Error)?.name }, "could not fail an unfoldable run");
+      if (!(failure instanceof ConcurrencyError))
+        deps.logger.warn({ run_id: cmd.run_id, error_class: (failure as Error)?.name }, "could not fail an unfoldable run");
       return false;
     }
     const reason = err.cause as Error | undefined;
@@ -216,7 +217,8 @@ export function createRunRequestedHandler(
       release();
       // The run ended, waits for a person, or went back: a place of its tenant may be free for a deferred run.
       const after = await endDrive(deps.pool, { runId: cmd.run_id, owner: deps.runnerId, ended, tenantId: admission?.tenantId }).catch(() => null);
-      if (admission && after?.deferredWaiting) await admitDeferred(deps.pool, deps.namespace, cmd.tenant_id, admission.maxRunning, { probed: true }).catch(() => undefined);
+      if (admission && after?.deferredWaiting)
+        await admitDeferred(deps.pool, deps.namespace, cmd.tenant_id, admission.maxRunning, { probed: true }).catch(() => undefined);
     }
     return answer;
   }

@@ -45,7 +45,8 @@ describe("lease keeper: the bus hears of every held run at each tick, the leases
     return id;
   }
   const leaseMsLeft = async (id: string) =>
-    (await pool.query<{ ms: number }>("SELECT (extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS ms FROM runs WHERE id = $1", [id])).rows[0].ms;
+    (await pool.query<{ ms: number }>("SELECT (extract(epoch FROM lease_until - clock_timestamp()) * 1000)::int AS ms FROM runs WHERE id = $1", [id])).rows[0]
+      .ms;
 
   it("given a held run, when ticks pass, then its command is kept alive and its lease stays ahead of the clock", async () => {
     const runId = await claimedRun("runner-a");

@@ -30,7 +30,10 @@ export function logDecision(log: Logger, events: readonly RunEvent[], toolExecCa
         log.info({ step_no: e.data.step_no, provider: e.data.provider, answer: e.type }, "model step");
         break;
       case "context.compacted":
-        log.info({ step_no: e.data.step_no, compacted: e.data.call_ids.length, tokens_before: e.data.tokens_before, tokens_after: e.data.tokens_after }, "context compacted");
+        log.info(
+          { step_no: e.data.step_no, compacted: e.data.call_ids.length, tokens_before: e.data.tokens_before, tokens_after: e.data.tokens_after },
+          "context compacted",
+        );
         break;
       case "context.history": {
         const { turns, dropped, tokens, budget_tokens } = e.data;

@@ -21,7 +21,15 @@ describe("the reaper (real PostgreSQL)", () => {
       events: [
         {
           type: "run.queued",
-          data: { input: "q", mode: "agent", response_language: null, created_by: "u", created_at: createdAt, deadline_at: addSeconds(createdAt, 60), thread_id: null },
+          data: {
+            input: "q",
+            mode: "agent",
+            response_language: null,
+            created_by: "u",
+            created_at: createdAt,
+            deadline_at: addSeconds(createdAt, 60),
+            thread_id: null,
+          },
         },
       ],
     });

@@ -1,14 +1,6 @@
 import { Limits, decide, foldRun, nowMicros, parseMicros, type RunCommand } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import {
-  admitDeferred,
-  appendRunEvents,
-  findOverdueRuns,
-  findUnansweredRuns,
-  readStream,
-  redriveStrandedRuns,
-  tenantsWithDeferredRuns,
-} from "@steward/store";
+import { admitDeferred, appendRunEvents, findOverdueRuns, findUnansweredRuns, readStream, redriveStrandedRuns, tenantsWithDeferredRuns } from "@steward/store";
 import type { DriveObserver } from "./drive-observer";
 
 export interface ReaperOptions {

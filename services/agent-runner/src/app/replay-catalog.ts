@@ -31,7 +31,16 @@ export function recordedCatalog(events: readonly StoredRunEvent[]): ToolCatalog 
   const tool = (name: string): Seen => {
     let seen = tools.get(name);
     if (!seen) {
-      seen = { policyPoint: "", write: false, exploration: false, confirm: false, notOffered: false, noRecord: false, abortOnDeny: false, invokedIn: new Set() };
+      seen = {
+        policyPoint: "",
+        write: false,
+        exploration: false,
+        confirm: false,
+        notOffered: false,
+        noRecord: false,
+        abortOnDeny: false,
+        invokedIn: new Set(),
+      };
       tools.set(name, seen);
     }
     return seen;

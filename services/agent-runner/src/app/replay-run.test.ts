@@ -125,7 +125,15 @@ describe("replayRun", () => {
       return [thought(step), toolCall(step), decided(withTimings), withTimings];
     };
     // A slow PDP on the first call, a slow tool on the second; a run recorded before timings mixes in as well.
-    const events = recorded([queued, started, ...timed(1, { decision_ms: 1840, tool_ms: 12 }), ...timed(2, { decision_ms: 3, tool_ms: 2210 }), ...toolStep(3), message(4), succeeded()]);
+    const events = recorded([
+      queued,
+      started,
+      ...timed(1, { decision_ms: 1840, tool_ms: 12 }),
+      ...timed(2, { decision_ms: 3, tool_ms: 2210 }),
+      ...toolStep(3),
+      message(4),
+      succeeded(),
+    ]);
     const report = replayRun(events);
     expect(report).toMatchObject({ recordedEvents: events.length, replayedEvents: events.length, finished: true, sameFinalState: true, divergence: undefined });
     expect(report.replayedState).toMatchObject({ status: "succeeded", usage: { tool_calls: 3 } });
@@ -176,7 +184,12 @@ describe("replayRun", () => {
       {
         type: "tool_result",
         data: {
-          step_no: 4, call_id: "call_4", tool_name: "knowledge_search", fingerprint: "", result_code: "60403", evidence: [],
+          step_no: 4,
+          call_id: "call_4",
+          tool_name: "knowledge_search",
+          fingerprint: "",
+          result_code: "60403",
+          evidence: [],
           decision: { permit: false, code: "", policy_ids: [] },
           result: { error_code: "60403", note: "this tool failed repeatedly and is disabled for the rest of the run" },
         },
@@ -192,7 +205,12 @@ describe("replayRun", () => {
   it("given an AbortOnDeny tool denied, then the recorded failure with the PDP's code reproduces", () => {
     const denied = toolResult(1, { tool: "delete_document", permit: false, code: "60500" });
     const events = [
-      queued, started, thought(1, "delete_document", "{}"), toolCall(1, "delete_document", "{}"), decided(denied, "knowledge.document.delete"), denied,
+      queued,
+      started,
+      thought(1, "delete_document", "{}"),
+      toolCall(1, "delete_document", "{}"),
+      decided(denied, "knowledge.document.delete"),
+      denied,
       failed({ code: 60500, message: "denied", tool_name: "delete_document", step_no: 1 }),
     ];
     expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 7 });
@@ -243,7 +261,13 @@ describe("replayRun", () => {
     const given = (answer: string): RunEvent => ({
       type: "tool_result",
       data: {
-        step_no: 1, call_id: "call_1", tool_name: "ask_user", fingerprint: "", result_code: "ok", result: { answer }, evidence: [],
+        step_no: 1,
+        call_id: "call_1",
+        tool_name: "ask_user",
+        fingerprint: "",
+        result_code: "ok",
+        result: { answer },
+        evidence: [],
         decision: { permit: false, code: "", policy_ids: [] },
       },
     });
@@ -258,7 +282,10 @@ describe("replayRun", () => {
 
   describe("the other writers' events, each checked against the run decider's decision on their command", () => {
     const ask = thought(1, "ask_user", '{"question":"Which year?"}');
-    const asked: RunEvent = { type: "ask_user", data: { step_no: 1, call_id: "call_1", question: "Which year?", options: [], asked_at: addSeconds(createdAt, 3) } };
+    const asked: RunEvent = {
+      type: "ask_user",
+      data: { step_no: 1, call_id: "call_1", question: "Which year?", options: [], asked_at: addSeconds(createdAt, 3) },
+    };
     const answered = (deadlineAt: string): RunEvent => ({
       type: "input.received",
       data: { call_id: "call_1", answer: "2026", deadline_at: deadlineAt, answered_at: addSeconds(createdAt, 63) },
@@ -278,7 +305,10 @@ describe("replayRun", () => {
     it("given an answer or a decision while the run waits for neither, then DIVERGED: the gateway refuses it", () => {
       const report = replayRun(recorded([queued, started, answered(deadline)]));
       expect(report.divergence).toMatchObject({ seq: 3, expected: expect.stringContaining("not waiting for an answer") });
-      const decision: RunEvent = { type: "confirmation.decided", data: { call_id: "call_1", decision: "approve", deadline_at: deadline, decided_at: addSeconds(createdAt, 5) } };
+      const decision: RunEvent = {
+        type: "confirmation.decided",
+        data: { call_id: "call_1", decision: "approve", deadline_at: deadline, decided_at: addSeconds(createdAt, 5) },
+      };
       expect(replayRun(recorded([queued, started, ask, asked, decision])).divergence).toMatchObject({ seq: 5 });
     });
 
@@ -306,7 +336,16 @@ describe("replayRun", () => {
       data: { call_id: "call_1", decision: d, deadline_at: addSeconds(deadline, 10), decided_at: addSeconds(createdAt, 13) },
     });
     const run = [toolCall(1, "delete_document", args), decided(result, "knowledge.document.delete"), result];
-    const events = [queued, started, thought(1, "delete_document", args), required, decision("approve"), ...run, message(2), succeeded("Refunds within 30 days.", [])];
+    const events = [
+      queued,
+      started,
+      thought(1, "delete_document", args),
+      required,
+      decision("approve"),
+      ...run,
+      message(2),
+      succeeded("Refunds within 30 days.", []),
+    ];
     expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: 10 });
     const rejected = replayRun(recorded(tamper(events, 5, () => decision("reject"))));
     expect(rejected.divergence).toMatchObject({ seq: 6 });
@@ -322,28 +361,57 @@ describe("replayRun", () => {
     });
     const required = (step: number, args: string, fingerprint: string | undefined): RunEvent => ({
       type: "confirmation_required",
-      data: { step_no: step, call_id: "n0", tool_name: "save_note", arguments: args, asked_at: addSeconds(createdAt, 3), ...(fingerprint ? { fingerprint } : {}) },
+      data: {
+        step_no: step,
+        call_id: "n0",
+        tool_name: "save_note",
+        arguments: args,
+        asked_at: addSeconds(createdAt, 3),
+        ...(fingerprint ? { fingerprint } : {}),
+      },
     });
     /** Decided 10 s after the request: the deadline moves on by 10 s for each decision before (`nth`, from 1). */
     const decision = (d: "approve" | "reject", fingerprint: string | undefined, nth = 1): RunEvent => ({
       type: "confirmation.decided",
-      data: { call_id: "n0", decision: d, deadline_at: addSeconds(deadline, 10 * nth), decided_at: addSeconds(createdAt, 13), ...(fingerprint ? { fingerprint } : {}) },
+      data: {
+        call_id: "n0",
+        decision: d,
+        deadline_at: addSeconds(deadline, 10 * nth),
+        decided_at: addSeconds(createdAt, 13),
+        ...(fingerprint ? { fingerprint } : {}),
+      },
     });
     const saved = (step: number, args: string): RunEvent[] => {
       const result: RunEvent = {
         type: "tool_result",
         data: {
-          step_no: step, call_id: "n0", tool_name: "save_note", fingerprint: `fp${step}`, result_code: "ok", result: { saved: true }, evidence: [],
+          step_no: step,
+          call_id: "n0",
+          tool_name: "save_note",
+          fingerprint: `fp${step}`,
+          result_code: "ok",
+          result: { saved: true },
+          evidence: [],
           decision: { permit: true, code: "", policy_ids: [] },
         },
       };
-      return [{ type: "tool_call", data: { step_no: step, call_id: "n0", tool_name: "save_note", arguments: args } }, decided(result, "knowledge.note.write"), result];
+      return [
+        { type: "tool_call", data: { step_no: step, call_id: "n0", tool_name: "save_note", arguments: args } },
+        decided(result, "knowledge.note.write"),
+        result,
+      ];
     };
     const refused: RunEvent = {
       type: "tool_result",
       data: {
-        step_no: 2, call_id: "n0", tool_name: "save_note", fingerprint: "", result_code: "REJECTED_BY_USER", evidence: [],
-        result: { error_code: "REJECTED_BY_USER", note: "the user rejected this call; do not repeat it" }, decision: { permit: false, code: "", policy_ids: [] },
+        step_no: 2,
+        call_id: "n0",
+        tool_name: "save_note",
+        fingerprint: "",
+        result_code: "REJECTED_BY_USER",
+        evidence: [],
+        result: { error_code: "REJECTED_BY_USER", note: "the user rejected this call; do not repeat it" },
+        decision: { permit: false, code: "", policy_ids: [] },
       },
     };
     const fp1 = callFingerprint(1, "save_note", first);
@@ -351,10 +419,18 @@ describe("replayRun", () => {
 
     it("given a reused call id asked for again and rejected, then same; a tampered fingerprint DIVERGED at its request", () => {
       const events = [
-        queued, started,
-        noteThought(1, first), required(1, first, fp1), decision("approve", fp1), ...saved(1, first),
-        noteThought(2, second), required(2, second, fp2), decision("reject", fp2, 2), refused,
-        message(3), succeeded("Refunds within 30 days.", []),
+        queued,
+        started,
+        noteThought(1, first),
+        required(1, first, fp1),
+        decision("approve", fp1),
+        ...saved(1, first),
+        noteThought(2, second),
+        required(2, second, fp2),
+        decision("reject", fp2, 2),
+        refused,
+        message(3),
+        succeeded("Refunds within 30 days.", []),
       ];
       expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
       const tampered = replayRun(recorded(tamper(events, 10, (e) => ((e.data.fingerprint = fp1), e))));
@@ -368,10 +444,16 @@ describe("replayRun", () => {
 
     it("given a bound recording where the reused id ran on the first approval, then DIVERGED: the loop would have asked", () => {
       const events = [
-        queued, started,
-        noteThought(1, first), required(1, first, fp1), decision("approve", fp1), ...saved(1, first),
-        noteThought(2, second), ...saved(2, second),
-        message(3), succeeded("Refunds within 30 days.", []),
+        queued,
+        started,
+        noteThought(1, first),
+        required(1, first, fp1),
+        decision("approve", fp1),
+        ...saved(1, first),
+        noteThought(2, second),
+        ...saved(2, second),
+        message(3),
+        succeeded("Refunds within 30 days.", []),
       ];
       const report = replayRun(recorded(events));
       expect(report.divergence).toMatchObject({ seq: 10 });
@@ -380,10 +462,16 @@ describe("replayRun", () => {
 
     it("given a recording made before approvals were bound, then it replays with the old meaning (by call id)", () => {
       const events = [
-        queued, started,
-        noteThought(1, first), required(1, first, undefined), decision("approve", undefined), ...saved(1, first),
-        noteThought(2, second), ...saved(2, second),
-        message(3), succeeded("Refunds within 30 days.", []),
+        queued,
+        started,
+        noteThought(1, first),
+        required(1, first, undefined),
+        decision("approve", undefined),
+        ...saved(1, first),
+        noteThought(2, second),
+        ...saved(2, second),
+        message(3),
+        succeeded("Refunds within 30 days.", []),
       ];
       expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
     });
@@ -393,8 +481,14 @@ describe("replayRun", () => {
     const refusal: RunEvent = {
       type: "tool_result",
       data: {
-        step_no: 1, call_id: "call_1", tool_name: "delete_document", fingerprint: "", result_code: "ASK_MODE_DENIED", evidence: [],
-        result: { error_code: "ASK_MODE_DENIED", note: "ask mode" }, decision: { permit: false, code: "", policy_ids: [] },
+        step_no: 1,
+        call_id: "call_1",
+        tool_name: "delete_document",
+        fingerprint: "",
+        result_code: "ASK_MODE_DENIED",
+        evidence: [],
+        result: { error_code: "ASK_MODE_DENIED", note: "ask mode" },
+        decision: { permit: false, code: "", policy_ids: [] },
       },
     };
     const report = replayRun(recorded([queued, started, thought(1, "delete_document", "{}"), refusal, message(2), succeeded("x", [])]));
@@ -433,9 +527,14 @@ describe("replayRun", () => {
     const answered = (i: number, over: { code?: string; permit?: boolean; result?: unknown; next_state?: string } = {}): RunEvent => ({
       type: "tool_result",
       data: {
-        step_no: 0, call_id: calls[i].call_id, tool_name: calls[i].tool_name, fingerprint: `fp-${i}`, evidence: [],
+        step_no: 0,
+        call_id: calls[i].call_id,
+        tool_name: calls[i].tool_name,
+        fingerprint: `fp-${i}`,
+        evidence: [],
         decision: { permit: over.permit ?? true, code: over.permit === false ? "60500" : "", policy_ids: [] },
-        result_code: over.code ?? "ok", result: over.result ?? { i },
+        result_code: over.code ?? "ok",
+        result: over.result ?? { i },
         ...(over.next_state ? { next_state: over.next_state } : {}),
       },
     });
@@ -443,8 +542,7 @@ describe("replayRun", () => {
       const result = answered(i, over);
       return [{ type: "tool_call", data: { step_no: 0, ...calls[i] } }, decided(result, "dataset.read"), result];
     };
-    const outcome = (result_code: string, result: unknown) =>
-      succeeded(canonicalJson({ capability_id: "tool:dataset_query", result_code, result }), []);
+    const outcome = (result_code: string, result: unknown) => succeeded(canonicalJson({ capability_id: "tool:dataset_query", result_code, result }), []);
 
     it("given the focus and the target answered, then same; a tampered outcome DIVERGED at run.succeeded", () => {
       const events = [invoked, started, ...step(0, { next_state: "dataset" }), ...step(1, { result: { rows: [[1]] } }), outcome("ok", { rows: [[1]] })];
@@ -458,7 +556,12 @@ describe("replayRun", () => {
     });
 
     it("given the focus denied, then the recorded failure with the deny code reproduces, the target never sent", () => {
-      const events = [invoked, started, ...step(0, { permit: false, code: "60500", result: { error_code: "60500" } }), failed({ code: 60500, message: "denied", tool_name: "focus_dataset", step_no: 0 })];
+      const events = [
+        invoked,
+        started,
+        ...step(0, { permit: false, code: "60500", result: { error_code: "60500" } }),
+        failed({ code: 60500, message: "denied", tool_name: "focus_dataset", step_no: 0 }),
+      ];
       expect(replayRun(recorded(events))).toMatchObject({ sameFinalState: true, replayedEvents: events.length });
       // Succeeding with the denial as the outcome is not what the loop decides.
       const succeededInstead = [...events.slice(0, -1), outcome("60500", { error_code: "60500" })];

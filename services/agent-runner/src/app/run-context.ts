@@ -28,6 +28,4 @@ export interface RunContext {
 }
 
 /** How a drive ended: the run is over (or another runner has it), or it must be retried on a later delivery. */
-export type DriveOutcome =
-  | { readonly kind: "finished" | "lost" | "missing" | "waiting" }
-  | { readonly kind: "retry"; readonly afterMs?: number };
+export type DriveOutcome = { readonly kind: "finished" | "lost" | "missing" | "waiting" } | { readonly kind: "retry"; readonly afterMs?: number };

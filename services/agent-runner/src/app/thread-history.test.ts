@@ -86,7 +86,15 @@ describe("context across turns: runs of one thread driven in turn (PostgreSQL, f
     const createdAt = nowMicros();
     const queued: RunEvent = {
       type: "run.queued",
-      data: { input, mode: "agent", response_language: null, created_by: USER, created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: thread },
+      data: {
+        input,
+        mode: "agent",
+        response_language: null,
+        created_by: USER,
+        created_at: createdAt,
+        deadline_at: addSeconds(createdAt, 180),
+        thread_id: thread,
+      },
     };
     await appendRunEvents(pool, { runId, tenantId: TENANT, namespace: "thr", state: initialRunState, events: [queued] });
     return runId;
@@ -136,7 +144,17 @@ describe("context across turns: runs of one thread driven in turn (PostgreSQL, f
   it("the thread's first run records an empty history and asks the model exactly as a run without a thread", async () => {
     run1 = await queue("Where is the Lisbon office?");
     const events = await drive(run1, [search("call_1", "lisbon"), say("It is on Rua Augusta.")]);
-    expect(events.map((e) => e.type)).toEqual(["run.queued", "run.started", "context.history", "thought", "tool_call", "tool.decided", "tool_result", "message", "run.succeeded"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "run.queued",
+      "run.started",
+      "context.history",
+      "thought",
+      "tool_call",
+      "tool.decided",
+      "tool_result",
+      "message",
+      "run.succeeded",
+    ]);
     expect(historyOf(events)?.data).toMatchObject({ thread_id: threadId, turns: [], dropped: [], tokens: 0 });
 
     const alone = await queue("Where is the Lisbon office?", null);
@@ -156,9 +174,17 @@ describe("context across turns: runs of one thread driven in turn (PostgreSQL, f
 
     const events = await drive(run3, [say(`The ${FACT}.`)]);
     const [first] = requests.get(run3)!;
-    const users = first.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+    const users = first
+      .filter((m) => m.role === "user")
+      .map((m) => m.content)
+      .join("\n");
     expect(users).toContain(FACT);
-    expect(first.filter((m) => m.role === "system").map((m) => m.content).join("")).not.toContain(FACT);
+    expect(
+      first
+        .filter((m) => m.role === "system")
+        .map((m) => m.content)
+        .join(""),
+    ).not.toContain(FACT);
     expect(first.some((m) => m.role === "tool")).toBe(false);
     // Placement: system prompt, the history (runs 1 and 2, oldest first), then run 3's own input.
     expect(first[0].role).toBe("system");
@@ -175,7 +201,10 @@ describe("context across turns: runs of one thread driven in turn (PostgreSQL, f
     expect(events.findIndex((e) => e.type === "context.history")).toBeLessThan(events.findIndex((e) => e.type === "message"));
 
     // The recorded event alone rebuilds the request the model got; the replay reproduces the run.
-    const beforeAnswer = events.slice(0, events.findIndex((e) => e.type === "message"));
+    const beforeAnswer = events.slice(
+      0,
+      events.findIndex((e) => e.type === "message"),
+    );
     expect(conversationOf(beforeAnswer, foldRun(beforeAnswer))).toEqual(first);
     expect(replayRun(events)).toMatchObject({ finished: true, sameFinalState: true, divergence: undefined });
   });

@@ -2,7 +2,10 @@ import { foldRun, type RunState, type StoredRunEvent } from "@steward/contract";
 
 /** The run's stored events cannot be folded (corrupt, out of order): every delivery would fail alike. */
 export class UnfoldableRunError extends Error {
-  constructor(readonly runId: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly runId: string,
+    options?: { cause?: unknown },
+  ) {
     super("the run's recorded events cannot be folded", options);
     this.name = "UnfoldableRunError";
   }

@@ -25,11 +25,7 @@ export function compactValue(value: unknown): unknown {
  * Which older tool results to compact so the conversation fits in `budgetTokens`: oldest first, never the
  * `keepLast` newest. Returns the call ids, or none when it already fits.
  */
-export function callsToCompact(
-  messages: readonly ChatMessage[],
-  budgetTokens: number,
-  keepLast = 2,
-): string[] {
+export function callsToCompact(messages: readonly ChatMessage[], budgetTokens: number, keepLast = 2): string[] {
   let total = estimateTokens(messages);
   if (total <= budgetTokens) return [];
   const tools = messages.filter((m): m is Extract<ChatMessage, { role: "tool" }> => m.role === "tool");

@@ -7,7 +7,16 @@ import { LEDGER_MAX_CHARS, stepLedger } from "./step-ledger";
 
 const result = (step: number, body: unknown): RunEvent => ({
   type: "tool_result",
-  data: { step_no: step, call_id: `c${step}`, tool_name: "run_query", fingerprint: "f", decision: { permit: true, code: "", policy_ids: [] }, result_code: "ok", result: body, evidence: [] },
+  data: {
+    step_no: step,
+    call_id: `c${step}`,
+    tool_name: "run_query",
+    fingerprint: "f",
+    decision: { permit: true, code: "", policy_ids: [] },
+    result_code: "ok",
+    result: body,
+    evidence: [],
+  },
 });
 
 describe("the step ledger", () => {
@@ -37,7 +46,11 @@ describe("the output ceiling", () => {
 });
 
 describe("compaction", () => {
-  const big = (id: string) => ({ role: "tool" as const, tool_call_id: id, content: JSON.stringify({ result_code: "ok", result: { rows: Array(200).fill({ a: 1 }), note: "x".repeat(300) } }) });
+  const big = (id: string) => ({
+    role: "tool" as const,
+    tool_call_id: id,
+    content: JSON.stringify({ result_code: "ok", result: { rows: Array(200).fill({ a: 1 }), note: "x".repeat(300) } }),
+  });
   const messages: ChatMessage[] = [{ role: "system", content: "s" }, { role: "user", content: "q" }, big("a"), big("b"), big("c"), big("d")];
 
   it("keeps key fields only", () => {

@@ -32,7 +32,13 @@ const toolCall: RunEvent = { type: "tool_call", data: { step_no: 1, call_id: "ca
 const toolResult: RunEvent = {
   type: "tool_result",
   data: {
-    step_no: 1, call_id: "call-1", tool_name: "search", fingerprint: "f", result_code: "60302", result: { hits: 0 }, evidence: [],
+    step_no: 1,
+    call_id: "call-1",
+    tool_name: "search",
+    fingerprint: "f",
+    result_code: "60302",
+    result: { hits: 0 },
+    evidence: [],
     decision: { permit: true, code: "", policy_ids: [] },
   },
 };
@@ -95,7 +101,14 @@ describe("conversationOf in a thread", () => {
     data: {
       thread_id: "t1",
       turns: [
-        { run_id: "r1", status: "succeeded", input: "Where is the Lisbon office?", answer: "On Rua Augusta.", steps: ['- step 1 search: ok {"city":"Lisbon"}'], steps_dropped: 1 },
+        {
+          run_id: "r1",
+          status: "succeeded",
+          input: "Where is the Lisbon office?",
+          answer: "On Rua Augusta.",
+          steps: ['- step 1 search: ok {"city":"Lisbon"}'],
+          steps_dropped: 1,
+        },
         { run_id: "r2", status: "cancelled", input: "And Porto?", answer: null, steps: [], steps_dropped: 0 },
       ],
       dropped: [{ run_id: "r1", part: "steps", reason: "budget", steps: 1, tokens: 30 }],

@@ -1,7 +1,17 @@
-import { PayloadLimits, RunErrorCode, ToolResultCode, callFingerprint, canonicalJson, eventBytes, foldRun, type RunEvent, type ToolResult } from "@steward/contract";
+import {
+  PayloadLimits,
+  RunErrorCode,
+  ToolResultCode,
+  callFingerprint,
+  canonicalJson,
+  eventBytes,
+  foldRun,
+  type RunEvent,
+  type ToolResult,
+} from "@steward/contract";
 import { decideThrough, type DecideContext, type Observation } from "./decider";
 import { type ToolCatalog } from "./tool-catalog";
-import { createdAt, deadline, tool, catalog, ctx, late, queued, started, usage, sent, toolExecSays, given, nothing, types } from "./decider.fixtures";
+import { createdAt, deadline, tool, catalog, ctx, late, queued, started, sent, toolExecSays, nothing, types } from "./decider.fixtures";
 
 describe("an invocation run: a capability invoked directly, its calls made without ever asking the model", () => {
   const invCatalog: ToolCatalog = new Map([
@@ -17,7 +27,11 @@ describe("an invocation run: a capability invoked directly, its calls made witho
     data: { ...queuedData, mcp_session_id: "s-1", mcp_mode: "execute", invocation: { capability_id: capability, calls } },
   });
   const search = invoked("tool:search", call(1, "search", '{"q":"refunds"}'));
-  const answered = (callId: string, name: string, over: { permit?: boolean; code?: string; resultCode?: string; result?: unknown; nextState?: string } = {}): ToolResult => {
+  const answered = (
+    callId: string,
+    name: string,
+    over: { permit?: boolean; code?: string; resultCode?: string; result?: unknown; nextState?: string } = {},
+  ): ToolResult => {
     const said = toolExecSays(0, callId, name, over);
     return { ...said, data: { ...said.data, result: over.result ?? said.data.result, ...(over.nextState ? { next_state: over.nextState } : {}) } };
   };
@@ -67,7 +81,10 @@ describe("an invocation run: a capability invoked directly, its calls made witho
   it("given an outcome too large to repeat in the output, then the output names the call whose tool_result holds it, and fits", () => {
     // Quotes double when the result is escaped into the output's text: a result that fit its tool_result would not fit.
     const big = { rows: Array.from({ length: 9_000 }, () => '"q"'.repeat(3)) };
-    const d = through([search, started, sent(0, "invoke-1", "search", '{"q":"refunds"}')], { kind: "tool_outcome", result: answered("invoke-1", "search", { result: big }) });
+    const d = through([search, started, sent(0, "invoke-1", "search", '{"q":"refunds"}')], {
+      kind: "tool_outcome",
+      result: answered("invoke-1", "search", { result: big }),
+    });
     const done = d.events[2];
     expect(done.type).toBe("run.succeeded");
     expect(eventBytes(d.events[1])).toBeLessThan(PayloadLimits.eventBytes);
@@ -90,9 +107,16 @@ describe("an invocation run: a capability invoked directly, its calls made witho
     expect(d.events.some((e) => e.type === "tool_call" && e.data.call_id === "invoke-2")).toBe(false);
     expect(d.effect).toEqual({ kind: "finished" });
     // A deny without a code of its own fails with 60500; arguments tool-exec refused asked no PDP: an outcome, not a deny.
-    const plain = through([search, started, sent(0, "invoke-1", "search")], { kind: "tool_outcome", result: answered("invoke-1", "search", { permit: false, code: "" }) });
+    const plain = through([search, started, sent(0, "invoke-1", "search")], {
+      kind: "tool_outcome",
+      result: answered("invoke-1", "search", { permit: false, code: "" }),
+    });
     expect(plain.events[2]).toMatchObject({ type: "run.failed", data: { error: { code: RunErrorCode.policyDenied } } });
-    const refused = answered("invoke-1", "search", { permit: false, resultCode: ToolResultCode.invalidArguments, result: { error_code: ToolResultCode.invalidArguments } });
+    const refused = answered("invoke-1", "search", {
+      permit: false,
+      resultCode: ToolResultCode.invalidArguments,
+      result: { error_code: ToolResultCode.invalidArguments },
+    });
     const bad = through([search, started, sent(0, "invoke-1", "search")], { kind: "tool_outcome", result: refused });
     expect(types(bad.events)).toEqual(["tool_result", "run.succeeded"]);
     expect(bad.state.output?.text).toBe(outcome("tool:search", ToolResultCode.invalidArguments, { error_code: ToolResultCode.invalidArguments }));
@@ -103,7 +127,9 @@ describe("an invocation run: a capability invoked directly, its calls made witho
     const confirm = invoked("tool:delete_all", call(1, "delete_all", args));
     const asked = through([confirm], nothing);
     expect(types(asked.events)).toEqual(["run.started", "confirmation_required"]);
-    expect(asked.events[1]).toMatchObject({ data: { step_no: 0, call_id: "invoke-1", tool_name: "delete_all", arguments: args, fingerprint: callFingerprint(0, "delete_all", args) } });
+    expect(asked.events[1]).toMatchObject({
+      data: { step_no: 0, call_id: "invoke-1", tool_name: "delete_all", arguments: args, fingerprint: callFingerprint(0, "delete_all", args) },
+    });
     expect(asked.effect).toEqual({ kind: "wait_for_user" });
     const request = asked.events[1];
     if (request.type !== "confirmation_required") throw new TypeError("a confirmation request");
@@ -128,7 +154,10 @@ describe("an invocation run: a capability invoked directly, its calls made witho
     const bound = invoked("tool:dataset_query", call(1, "focus_dataset", '{"dataset":"sales"}'), call(2, "dataset_query", '{"sql":"select 1"}'));
     const history: RunEvent[] = [bound, ...through([bound], nothing).events];
     expect(history.slice(1)).toEqual([expect.objectContaining({ type: "run.started" }), sent(0, "invoke-1", "focus_dataset", '{"dataset":"sales"}')]);
-    const focused = through(history, { kind: "tool_outcome", result: answered("invoke-1", "focus_dataset", { result: { dataset: "sales" }, nextState: "dataset" }) });
+    const focused = through(history, {
+      kind: "tool_outcome",
+      result: answered("invoke-1", "focus_dataset", { result: { dataset: "sales" }, nextState: "dataset" }),
+    });
     expect(types(focused.events)).toEqual(["tool.decided", "tool_result", "tool_call"]);
     expect(focused.effect).toMatchObject({ kind: "invoke_tool", call: { call_id: "invoke-2", tool_name: "dataset_query" } });
     history.push(...focused.events);

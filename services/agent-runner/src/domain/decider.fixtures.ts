@@ -64,7 +64,14 @@ export const toolExecSays = (step: number, callId: string, name: string, over: {
     evidence: [],
   },
 });
-export const answer = (over: Partial<ModelAnswer> = {}): ModelAnswer => ({ text: "", toolCalls: [], finishReason: "stop", usage, provider: "primary", ...over });
+export const answer = (over: Partial<ModelAnswer> = {}): ModelAnswer => ({
+  text: "",
+  toolCalls: [],
+  finishReason: "stop",
+  usage,
+  provider: "primary",
+  ...over,
+});
 export const given = (...events: RunEvent[]) => foldRun([queued, ...events]);
 export const nothing: Observation = { kind: "nothing" };
 export const types = (events: readonly RunEvent[]) => events.map((e) => e.type);

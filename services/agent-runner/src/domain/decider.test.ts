@@ -1,7 +1,7 @@
 import { RunErrorCode, ToolResultCode, foldRun, type RunEvent } from "@steward/contract";
 import { decideInLoop, decideThrough, type Observation } from "./decider";
 import type { HistoryData } from "./thread-history";
-import { createdAt, deadline, tool, ctx, late, queued, started, thought, sent, toolExecSays, answer, given, nothing, types } from "./decider.fixtures";
+import { createdAt, deadline, ctx, late, queued, started, thought, sent, toolExecSays, answer, given, nothing, types } from "./decider.fixtures";
 
 describe("the run decider: given the run's events, when something is observed, then events and the next I/O", () => {
   it("given a queued run, when nothing is observed, then run.started by this runner, and decide again", () => {
@@ -58,11 +58,15 @@ describe("the run decider: given the run's events, when something is observed, t
   });
 
   it("when the model is unavailable past the deadline, then the deadline ends the run (60402 at the step reached)", () => {
-    const d = decideThrough(given(started, thought(1, ["search"]), sent(1, "c1-0", "search"), toolExecSays(1, "c1-0", "search")), {
-      kind: "model_unavailable",
-      stepNo: 2,
-      lastDelivery: true,
-    }, late);
+    const d = decideThrough(
+      given(started, thought(1, ["search"]), sent(1, "c1-0", "search"), toolExecSays(1, "c1-0", "search")),
+      {
+        kind: "model_unavailable",
+        stepNo: 2,
+        lastDelivery: true,
+      },
+      late,
+    );
     expect(d.events).toMatchObject([{ type: "run.failed", data: { error: { code: RunErrorCode.deadlinePassed, step_no: 1 } } }]);
   });
 
@@ -72,24 +76,45 @@ describe("the run decider: given the run's events, when something is observed, t
     expect(types(d.events)).toEqual(["tool.decided", "tool_result", "tool_call"]);
     expect(d.events[0]).toEqual({
       type: "tool.decided",
-      data: { step_no: 1, call_id: "c1-0", tool_name: "search", policy_point: "search.point", fingerprint: "fp-c1-0", permit: true, code: "", policy_ids: ["p1"] },
+      data: {
+        step_no: 1,
+        call_id: "c1-0",
+        tool_name: "search",
+        policy_point: "search.point",
+        fingerprint: "fp-c1-0",
+        permit: true,
+        code: "",
+        policy_ids: ["p1"],
+      },
     });
     expect(d.effect).toMatchObject({ kind: "invoke_tool", call: { call_id: "c1-1" } });
   });
 
   it("when tool-exec refuses the arguments, then no decision is recorded, only the result the model can correct", () => {
     const run = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"));
-    const d = decideInLoop(run, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, resultCode: ToolResultCode.invalidArguments }) }, ctx);
+    const d = decideInLoop(
+      run,
+      { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, resultCode: ToolResultCode.invalidArguments }) },
+      ctx,
+    );
     expect(types(d.events)).toEqual(["tool_result"]);
   });
 
   it("when an AbortOnDeny tool is denied, then the run fails with the PDP's code; another tool's denial is only its result", () => {
     const run = given(started, thought(1, ["refund"]), sent(1, "c1-0", "refund"));
-    const d = decideInLoop(run, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "refund", { permit: false, code: "60501", resultCode: "60501" }) }, ctx);
+    const d = decideInLoop(
+      run,
+      { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "refund", { permit: false, code: "60501", resultCode: "60501" }) },
+      ctx,
+    );
     expect(types(d.events)).toEqual(["tool.decided", "tool_result", "run.failed"]);
     expect(d.events[2]).toMatchObject({ data: { error: { code: 60501, tool_name: "refund", step_no: 1 } } });
     const other = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"));
-    const denied = decideInLoop(other, { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, code: "60500", resultCode: "60500" }) }, ctx);
+    const denied = decideInLoop(
+      other,
+      { kind: "tool_outcome", result: toolExecSays(1, "c1-0", "search", { permit: false, code: "60500", resultCode: "60500" }) },
+      ctx,
+    );
     expect(types(denied.events)).toEqual(["tool.decided", "tool_result"]);
   });
 
@@ -102,7 +127,10 @@ describe("the run decider: given the run's events, when something is observed, t
 
   it("given a call found in flight, then an idempotent tool's call is sent again without a second marker; any other ends of unknown outcome", () => {
     const idempotent = given(started, thought(1, ["search"]), sent(1, "c1-0", "search"));
-    expect(decideInLoop(idempotent, nothing, ctx)).toEqual({ events: [], effect: { kind: "invoke_tool", call: { call_id: "c1-0", tool_name: "search", arguments: "{}" }, exploration: false } });
+    expect(decideInLoop(idempotent, nothing, ctx)).toEqual({
+      events: [],
+      effect: { kind: "invoke_tool", call: { call_id: "c1-0", tool_name: "search", arguments: "{}" }, exploration: false },
+    });
     const noRecord = given(started, thought(1, ["send_mail"]), sent(1, "c1-0", "send_mail"));
     const d = decideInLoop(noRecord, nothing, ctx);
     expect(d.events).toMatchObject([{ type: "tool_result", data: { call_id: "c1-0", result_code: ToolResultCode.outcomeUnknown, fingerprint: "" } }]);

@@ -21,14 +21,7 @@ import { nextStep } from "./next-step";
 import type { HistoryData } from "./thread-history";
 import type { ToolCatalog } from "./tool-catalog";
 import { gateCall } from "./tool-gate";
-import {
-  controlledResult,
-  eventsForToolOutcome,
-  invocationSucceeded,
-  outcomeUnknownResult,
-  shortCircuitResult,
-  toolCallSent,
-} from "./tool-events";
+import { controlledResult, eventsForToolOutcome, invocationSucceeded, outcomeUnknownResult, shortCircuitResult, toolCallSent } from "./tool-events";
 
 /** What the world told the loop since its last decision (the model, tool-exec, the thread's earlier runs), or nothing. */
 export type Observed =
@@ -167,11 +160,21 @@ function gatedCall(state: RunState, call: RequestedToolCall, ctx: DecideContext)
     case "answer":
       return again(controlledResult(state, call, ToolResultCode.ok, { answer: gate.answer }));
     case "ask":
-      return waiting({ type: "ask_user", data: { step_no: state.step_no, call_id: call.call_id, question: gate.question, options: gate.options, asked_at: at } });
+      return waiting({
+        type: "ask_user",
+        data: { step_no: state.step_no, call_id: call.call_id, question: gate.question, options: gate.options, asked_at: at },
+      });
     case "request_confirmation":
       return waiting({
         type: "confirmation_required",
-        data: { step_no: state.step_no, call_id: call.call_id, tool_name: call.tool_name, arguments: call.arguments, asked_at: at, fingerprint: gate.fingerprint },
+        data: {
+          step_no: state.step_no,
+          call_id: call.call_id,
+          tool_name: call.tool_name,
+          arguments: call.arguments,
+          asked_at: at,
+          fingerprint: gate.fingerprint,
+        },
       });
     case "wait":
       return { events: [], effect: { kind: "wait_for_user" } };

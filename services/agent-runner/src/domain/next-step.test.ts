@@ -33,7 +33,13 @@ const thought = (step: number, calls: Array<{ tool: string; args: string }>): Ru
 const result = (step: number, callId: string, evidence: Evidence[] = []): RunEvent => ({
   type: "tool_result",
   data: {
-    step_no: step, call_id: callId, tool_name: "search", fingerprint: "f", result_code: "ok", result: {}, evidence,
+    step_no: step,
+    call_id: callId,
+    tool_name: "search",
+    fingerprint: "f",
+    result_code: "ok",
+    result: {},
+    evidence,
     decision: { permit: true, code: "", policy_ids: [] },
   },
 });
@@ -62,10 +68,21 @@ describe("nextStep", () => {
   });
 
   it("given a valid pending call, then run that tool, in the model's order", () => {
-    const state = running(thought(1, [{ tool: "search", args: '{"q":"a"}' }, { tool: "search", args: '{"q":"b"}' }]));
+    const state = running(
+      thought(1, [
+        { tool: "search", args: '{"q":"a"}' },
+        { tool: "search", args: '{"q":"b"}' },
+      ]),
+    );
     expect(nextStep(state, beforeDeadline, registered)).toEqual({ kind: "run_tool", call: state.pending_calls[0] });
     expect(state.pending_calls[0].arguments).toBe('{"q":"a"}');
-    const after = running(thought(1, [{ tool: "search", args: '{"q":"a"}' }, { tool: "search", args: '{"q":"b"}' }]), result(1, "c1-0"));
+    const after = running(
+      thought(1, [
+        { tool: "search", args: '{"q":"a"}' },
+        { tool: "search", args: '{"q":"b"}' },
+      ]),
+      result(1, "c1-0"),
+    );
     expect(nextStep(after, beforeDeadline, registered)).toMatchObject({ kind: "run_tool", call: { call_id: "c1-1" } });
   });
 
@@ -96,15 +113,34 @@ describe("nextStep", () => {
 });
 
 const answer = (over: Partial<ModelAnswer>): ModelAnswer => ({
-  text: "", toolCalls: [], finishReason: "stop", usage: { input_tokens: 3, output_tokens: 2 }, provider: "primary", ...over,
+  text: "",
+  toolCalls: [],
+  finishReason: "stop",
+  usage: { input_tokens: 3, output_tokens: 2 },
+  provider: "primary",
+  ...over,
 });
 const at = "2026-11-30T09:01:00.000000Z";
 
 describe("eventsForAnswer", () => {
   it("given tool calls, then a single thought carrying them", () => {
-    const events = eventsForAnswer(running(), 1, answer({ text: "hm", finishReason: "tool_calls", toolCalls: [{ id: "x", name: "search", arguments: '{"q":1}' }] }), at);
+    const events = eventsForAnswer(
+      running(),
+      1,
+      answer({ text: "hm", finishReason: "tool_calls", toolCalls: [{ id: "x", name: "search", arguments: '{"q":1}' }] }),
+      at,
+    );
     expect(events).toEqual([
-      { type: "thought", data: { step_no: 1, text: "hm", tool_calls: [{ call_id: "x", tool_name: "search", arguments: '{"q":1}' }], usage: { input_tokens: 3, output_tokens: 2 }, provider: "primary" } },
+      {
+        type: "thought",
+        data: {
+          step_no: 1,
+          text: "hm",
+          tool_calls: [{ call_id: "x", tool_name: "search", arguments: '{"q":1}' }],
+          usage: { input_tokens: 3, output_tokens: 2 },
+          provider: "primary",
+        },
+      },
     ]);
   });
 

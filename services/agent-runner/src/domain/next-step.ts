@@ -76,7 +76,12 @@ export function nextStep(state: RunState, nowMicros: bigint, registered: Registe
     if (!isJsonObject(call.arguments)) {
       return {
         kind: "fail",
-        error: { code: RunErrorCode.outputUnparseable, message: "the model's tool arguments are not a JSON object", tool_name: call.tool_name, step_no: state.step_no },
+        error: {
+          code: RunErrorCode.outputUnparseable,
+          message: "the model's tool arguments are not a JSON object",
+          tool_name: call.tool_name,
+          step_no: state.step_no,
+        },
       };
     }
     return { kind: "run_tool", call };

@@ -19,7 +19,13 @@ const queued = (input: string): RunEvent => ({
 const result = (step: number, tool: string, value: unknown): RunEvent => ({
   type: "tool_result",
   data: {
-    step_no: step, call_id: `c${step}`, tool_name: tool, fingerprint: "f", result_code: "ok", result: value, evidence: [],
+    step_no: step,
+    call_id: `c${step}`,
+    tool_name: tool,
+    fingerprint: "f",
+    result_code: "ok",
+    result: value,
+    evidence: [],
     decision: { permit: true, code: "", policy_ids: [] },
   },
 });
@@ -45,7 +51,14 @@ describe("buildHistory", () => {
       budgetTokens: 8000,
     });
     expect(h.turns).toEqual([
-      { run_id: "r1", status: "succeeded", input: "When did Lisbon open?", answer: "In 2019.", steps: [expect.stringContaining("Lisbon office opened in 2019")], steps_dropped: 0 },
+      {
+        run_id: "r1",
+        status: "succeeded",
+        input: "When did Lisbon open?",
+        answer: "In 2019.",
+        steps: [expect.stringContaining("Lisbon office opened in 2019")],
+        steps_dropped: 0,
+      },
       { run_id: "r2", status: "failed", input: "Which region?", answer: null, steps: ['- step 1 ask_user: ok {"answer":"EMEA"}'], steps_dropped: 0 },
     ]);
     expect(h.turns[0].steps[0]).toMatch(/^- step 1 knowledge_search: ok \{"note":"x+","fact":"the Lisbon office opened in 2019"\}$/);
@@ -78,7 +91,10 @@ describe("buildHistory", () => {
   it("then tool steps, the oldest turn's oldest first, one at a time; then whole turns, oldest first", () => {
     const withoutR2 = buildHistory({ threadId: "t1", runs: three, budgetTokens: fullTokens - 50 }).tokens;
     const oneStep = buildHistory({ threadId: "t1", runs: three, budgetTokens: withoutR2 - 10 });
-    expect(oneStep.turns.map((t) => [t.run_id, t.steps.length, t.steps_dropped])).toEqual([["r1", 1, 1], ["r3", 1, 0]]);
+    expect(oneStep.turns.map((t) => [t.run_id, t.steps.length, t.steps_dropped])).toEqual([
+      ["r1", 1, 1],
+      ["r3", 1, 0],
+    ]);
     expect(oneStep.turns[0].steps[0]).toContain("bbb");
     expect(oneStep.dropped).toEqual([
       { run_id: "r1", part: "steps", reason: "budget", steps: 1, tokens: expect.any(Number) },
@@ -86,11 +102,18 @@ describe("buildHistory", () => {
     ]);
 
     const noSteps = buildHistory({ threadId: "t1", runs: three, budgetTokens: 120 });
-    expect(noSteps.turns.map((t) => [t.run_id, t.steps.length, t.steps_dropped])).toEqual([["r1", 0, 2], ["r3", 0, 1]]);
+    expect(noSteps.turns.map((t) => [t.run_id, t.steps.length, t.steps_dropped])).toEqual([
+      ["r1", 0, 2],
+      ["r3", 0, 1],
+    ]);
 
     const newestOnly = buildHistory({ threadId: "t1", runs: three, budgetTokens: noSteps.tokens - 1 });
     expect(newestOnly.turns.map((t) => t.run_id)).toEqual(["r3"]);
-    expect(newestOnly.dropped.map((d) => [d.run_id, d.part, d.steps])).toEqual([["r1", "turn", 2], ["r2", "turn", 1], ["r3", "steps", 1]]);
+    expect(newestOnly.dropped.map((d) => [d.run_id, d.part, d.steps])).toEqual([
+      ["r1", "turn", 2],
+      ["r2", "turn", 1],
+      ["r3", "steps", 1],
+    ]);
     expect(newestOnly.tokens).toBeLessThan(noSteps.tokens);
     // The model is told that older turns are left out.
     expect(historyMessages(newestOnly)[0].content).toContain("2 older turns left out");
@@ -149,7 +172,12 @@ describe("historyMessages", () => {
     ]);
     // A scripted model finds the run's own input after them, as it does without a history.
     expect(ownInputOf([{ role: "system", content: "s" }, ...messages, { role: "user", content: "now" }, { role: "user", content: "note" }])).toBe("now");
-    expect(ownInputOf([{ role: "system", content: "s" }, { role: "user", content: "plain" }])).toBe("plain");
+    expect(
+      ownInputOf([
+        { role: "system", content: "s" },
+        { role: "user", content: "plain" },
+      ]),
+    ).toBe("plain");
     expect(messages.some((m) => m.role === "tool" || (m.role === "assistant" && m.tool_calls))).toBe(false);
   });
 });

@@ -10,7 +10,13 @@ const state = foldRun([
   { type: "run.started", data: { runner_id: "r", started_at: at } },
   {
     type: "thought",
-    data: { step_no: 2, text: "", tool_calls: [{ call_id: "c1", tool_name: "propose_knowledge", arguments: "{}" }], usage: { input_tokens: 1, output_tokens: 1 }, provider: "p" },
+    data: {
+      step_no: 2,
+      text: "",
+      tool_calls: [{ call_id: "c1", tool_name: "propose_knowledge", arguments: "{}" }],
+      usage: { input_tokens: 1, output_tokens: 1 },
+      provider: "p",
+    },
   },
 ]);
 const call = state.pending_calls[0];
@@ -29,7 +35,16 @@ const tool: ToolInfo = {
 };
 const answer = (resultCode: string, result: unknown, permit = true): ToolResult => ({
   type: "tool_result",
-  data: { step_no: 2, call_id: "c1", tool_name: "propose_knowledge", fingerprint: "fp", decision: { permit, code: permit ? "" : "60500", policy_ids: [] }, result_code: resultCode, result, evidence: [] },
+  data: {
+    step_no: 2,
+    call_id: "c1",
+    tool_name: "propose_knowledge",
+    fingerprint: "fp",
+    decision: { permit, code: permit ? "" : "60500", policy_ids: [] },
+    result_code: resultCode,
+    result,
+    evidence: [],
+  },
 });
 const types = (events: RunEvent[]) => events.map((e) => e.type);
 
@@ -53,6 +68,9 @@ describe("eventsForToolOutcome: a knowledge proposal", () => {
   it("records none for another tool's result, whatever it holds", () => {
     const other = { ...call, tool_name: "save_note" };
     const result = answer("ok", { proposal_id: "p-1" });
-    expect(types(eventsForToolOutcome(state, other, tool, { ...result, data: { ...result.data, tool_name: "save_note" } }, at))).toEqual(["tool.decided", "tool_result"]);
+    expect(types(eventsForToolOutcome(state, other, tool, { ...result, data: { ...result.data, tool_name: "save_note" } }, at))).toEqual([
+      "tool.decided",
+      "tool_result",
+    ]);
   });
 });

@@ -111,7 +111,9 @@ export function invocationSucceeded(state: RunState, finishedAt: string): RunEve
   // A result that fit its tool_result may not fit again as escaped text beside the evidence; the store would
   // refuse the event on every delivery. The result stays whole in its tool_result, which the output names.
   if (eventBytes(whole) <= PayloadLimits.eventBytes) return whole;
-  return succeeded({ result_cut: { note: "the result is too large for the run's output; it is whole in the call's tool_result", call_id: outcome?.call_id ?? "" } });
+  return succeeded({
+    result_cut: { note: "the result is too large for the run's output; it is whole in the call's tool_result", call_id: outcome?.call_id ?? "" },
+  });
 }
 
 /** The proposal a permitted, successful propose_knowledge call queued (its result names it), else null. */

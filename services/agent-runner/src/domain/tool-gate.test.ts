@@ -20,7 +20,15 @@ const catalog: ToolCatalog = new Map([[saveNote.name, saveNote]]);
 const t0 = "2026-11-30T09:00:00.000000Z";
 const queued: RunEvent = {
   type: "run.queued",
-  data: { input: "note it", mode: "agent", response_language: null, created_by: "u", created_at: t0, deadline_at: "2026-11-30T09:03:00.000000Z", thread_id: null },
+  data: {
+    input: "note it",
+    mode: "agent",
+    response_language: null,
+    created_by: "u",
+    created_at: t0,
+    deadline_at: "2026-11-30T09:03:00.000000Z",
+    thread_id: null,
+  },
 };
 const started: RunEvent = { type: "run.started", data: { runner_id: "r", started_at: t0 } };
 const FIRST = '{"title":"Meeting","body":"ship on Friday"}';
@@ -28,7 +36,13 @@ const SECOND = '{"title":"Payroll","body":"pay everyone twice"}';
 
 const thought = (step: number, args: string, callId = "n0"): RunEvent => ({
   type: "thought",
-  data: { step_no: step, text: "", tool_calls: [{ call_id: callId, tool_name: "save_note", arguments: args }], usage: { input_tokens: 1, output_tokens: 1 }, provider: "p" },
+  data: {
+    step_no: step,
+    text: "",
+    tool_calls: [{ call_id: callId, tool_name: "save_note", arguments: args }],
+    usage: { input_tokens: 1, output_tokens: 1 },
+    provider: "p",
+  },
 });
 /** What the loop appends for a request_confirmation gate (gated-call.ts). */
 const required = (step: number, args: string, fingerprint?: string, callId = "n0"): RunEvent => ({
@@ -45,7 +59,13 @@ const ran = (step: number, args: string, callId = "n0"): RunEvent[] => [
   {
     type: "tool_result",
     data: {
-      step_no: step, call_id: callId, tool_name: "save_note", fingerprint: `tool-fp-${step}`, result_code: "ok", result: { saved: true }, evidence: [],
+      step_no: step,
+      call_id: callId,
+      tool_name: "save_note",
+      fingerprint: `tool-fp-${step}`,
+      result_code: "ok",
+      result: { saved: true },
+      evidence: [],
       decision: { permit: true, code: "", policy_ids: [] },
     },
   },
@@ -110,8 +130,14 @@ describe("confirmation gate: an approval covers the exact call it was asked for"
     const refusal: RunEvent = {
       type: "tool_result",
       data: {
-        step_no: 1, call_id: "n0", tool_name: "save_note", fingerprint: "", result_code: "REJECTED_BY_USER", evidence: [],
-        result: { error_code: "REJECTED_BY_USER", note: "rejected" }, decision: { permit: false, code: "", policy_ids: [] },
+        step_no: 1,
+        call_id: "n0",
+        tool_name: "save_note",
+        fingerprint: "",
+        result_code: "REJECTED_BY_USER",
+        evidence: [],
+        result: { error_code: "REJECTED_BY_USER", note: "rejected" },
+        decision: { permit: false, code: "", policy_ids: [] },
       },
     };
     expect(gate([...first.events, refusal, thought(2, SECOND)])).toMatchObject({ kind: "request_confirmation" });

@@ -1,12 +1,4 @@
-import {
-  Exploration,
-  Limits,
-  ToolResultCode,
-  callFingerprint,
-  confirmationFor,
-  type RequestedToolCall,
-  type RunState,
-} from "@steward/contract";
+import { Exploration, Limits, ToolResultCode, callFingerprint, confirmationFor, type RequestedToolCall, type RunState } from "@steward/contract";
 import { ASK_USER, offeredIn, type ToolCatalog } from "./tool-catalog";
 
 /** What happens to one pending tool call. */
@@ -78,5 +70,3 @@ export function gateCall(state: RunState, call: RequestedToolCall, catalog: Tool
 const explorationNote =
   `The exploration budget is spent. Your next tool call must be ask_user with a question containing ${Exploration.marker} ` +
   `and the options "${Exploration.continueOption}" / "${Exploration.stopOption}".`;
-
-

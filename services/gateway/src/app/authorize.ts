@@ -30,7 +30,10 @@ export function createAuthorizer(deps: { decide: GatewayDecide; logger: Logger }
       permit = d.permit;
       pending = d.pending;
     } catch (err) {
-      deps.logger.warn({ error_class: (err as Error)?.name, code: (err as { code?: number | string }).code, action: point }, "route could not be decided; denying");
+      deps.logger.warn(
+        { error_class: (err as Error)?.name, code: (err as { code?: number | string }).code, action: point },
+        "route could not be decided; denying",
+      );
       throw new UnavailableError("the policy decision point is unavailable; try again", { cause: err });
     }
     if (!permit) throw new ForbiddenError();

@@ -115,7 +115,10 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
     createGatewayDecisions({ pdp, policyService: { decide: () => Promise.reject(new Error("not asked")) } as unknown as PolicyDecisionApi });
   const newPdp = () => createPdp({ pool, policyDir: defaultPolicyDir, logger: createLogger("create-run-test", "silent") });
   const askCreate = (pdp: Pdp) =>
-    decideWith(pdp)({ tenantId: "acme", userId: "alice", tokenRoles: ["member"], action: "agent.run.create", resource: { type: "run", id: "" }, context: {} }, { deferRecord: true });
+    decideWith(pdp)(
+      { tenantId: "acme", userId: "alice", tokenRoles: ["member"], action: "agent.run.create", resource: { type: "run", id: "" }, context: {} },
+      { deferRecord: true },
+    );
   /** A permit as the route guard hands it over: the real PDP's decision, its record not yet written. */
   const permitFor = async (pdp = newPdp()): Promise<PendingPermit> => {
     const decided = await askCreate(pdp);
@@ -145,7 +148,8 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
   describe("a permit decided on remembered roles (the PDP spares the membership read; the run's statement verifies it)", () => {
     const decisionsOfAlice = async () =>
       (await pool.query("SELECT permit, code FROM policy_decisions WHERE user_id = 'alice' AND action = 'agent.run.create' ORDER BY id")).rows;
-    const runsNamed = async (input: string) => (await pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'run.queued' AND data->>'input' = $1", [input])).rows[0].n;
+    const runsNamed = async (input: string) =>
+      (await pool.query("SELECT count(*)::int AS n FROM events WHERE type = 'run.queued' AND data->>'input' = $1", [input])).rows[0].n;
     /** A PDP that has read alice's roles once, and its next permit, decided on the roles it remembers. */
     const rememberedPermit = async () => {
       const pdp = newPdp();
@@ -209,13 +213,26 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
       statements: 1,
     });
     expect(new Set(answers.map((a) => a.id)).size).toBe(12);
-    const { rows } = await pool.query("SELECT stream_id::text AS id, data->>'input' AS input FROM events WHERE stream_id = ANY($1::uuid[])", [answers.map((a) => a.id)]);
+    const { rows } = await pool.query("SELECT stream_id::text AS id, data->>'input' AS input FROM events WHERE stream_id = ANY($1::uuid[])", [
+      answers.map((a) => a.id),
+    ]);
     expect(new Map(rows.map((r) => [r.id, r.input]))).toEqual(new Map(answers.map((a, i) => [a.id, inputs[i]])));
   });
 
   it("a run whose data PostgreSQL refuses fails its own caller alone; the others asked for with it are created", async () => {
     const refused: PendingPermit = {
-      row: { tenant_id: "acme", user_id: "alice", action: "agent.run.create", resource_type: "run", resource_id: "", permit: true, code: "", policy_ids: [], latency_ms: 0, mcp_mode: "no such mode" },
+      row: {
+        tenant_id: "acme",
+        user_id: "alice",
+        action: "agent.run.create",
+        resource_type: "run",
+        resource_id: "",
+        permit: true,
+        code: "",
+        policy_ids: [],
+        latency_ms: 0,
+        mcp_mode: "no such mode",
+      },
       rememberedRoles: null,
       write: () => Promise.resolve(),
       renew: () => Promise.reject(new Error("not renewed")),

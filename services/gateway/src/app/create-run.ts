@@ -81,10 +81,10 @@ export function createRunHandler(deps: {
   const deadlineSeconds = deps.deadlineSeconds ?? Limits.deadlineSeconds;
   const names = busNames(deps.namespace);
   // At most two writes in flight; a quiet caller waits for no timer. Data PostgreSQL refuses fails its own run only.
-  const newRuns = createBatcher<NewRunInput, NewRunOutcome>(
-    (batch) => oneStatementOrEachAlone(batch, (some) => createRuns(deps.pool, some)),
-    { maxBatch: NEW_RUNS_PER_STATEMENT, maxInFlight: NEW_RUN_WRITES_IN_FLIGHT },
-  );
+  const newRuns = createBatcher<NewRunInput, NewRunOutcome>((batch) => oneStatementOrEachAlone(batch, (some) => createRuns(deps.pool, some)), {
+    maxBatch: NEW_RUNS_PER_STATEMENT,
+    maxInFlight: NEW_RUN_WRITES_IN_FLIGHT,
+  });
 
   /**
    * Writes a new run with its permit's record. A permit decided on remembered roles holds only while the member

@@ -67,7 +67,10 @@ describe("gateway decisions: in process, the same records, the policy service fo
     await pool.query("UPDATE memberships SET roles = '{}' WHERE tenant_id = 'acme' AND user_id = 'mia'");
     expect(await decide(route("acme", "mia"))).toEqual({ permit: false, code: "60500" });
     const denied = await pool.query("SELECT permit, code FROM policy_decisions WHERE id > $1 ORDER BY id", [before]);
-    expect(denied.rows).toEqual([{ permit: true, code: "" }, { permit: false, code: "60500" }]);
+    expect(denied.rows).toEqual([
+      { permit: true, code: "" },
+      { permit: false, code: "60500" },
+    ]);
   });
 
   it("asks the policy service for a tenant without any set, with the token's roles, and installs nothing itself", async () => {

@@ -81,7 +81,9 @@ export function createThreads(deps: { threads: ThreadStore; clock?: () => string
     async fork({ principal, threadId, body, idempotencyKey, traceparent }) {
       checkForkRequest(body);
       // The source is part of the request: the same body for another thread is another request.
-      const requestHash = createHash("sha256").update(canonicalJson({ fork_of: threadId, ...body })).digest("hex");
+      const requestHash = createHash("sha256")
+        .update(canonicalJson({ fork_of: threadId, ...body }))
+        .digest("hex");
       const forkId = timeOrderedId();
       let outcome: ForkThreadOutcome;
       try {

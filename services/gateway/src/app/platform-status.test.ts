@@ -53,7 +53,11 @@ describe("the platform status", () => {
 
   it("still answers when NATS and PostgreSQL cannot be asked, saying what is unknown", async () => {
     const status = createPlatformStatus({
-      gateway: async () => ({ ready: false, checks: { ...ready.checks, nats: { ok: false as const, reason: "NATS is not connected" } }, reasons: ["nats: NATS is not connected"] }),
+      gateway: async () => ({
+        ready: false,
+        checks: { ...ready.checks, nats: { ok: false as const, reason: "NATS is not connected" } },
+        reasons: ["nats: NATS is not connected"],
+      }),
       backlog: async () => Promise.reject(new Error("connection refused")),
       bus: async () => null,
     });
@@ -63,6 +67,11 @@ describe("the platform status", () => {
       "the bus could not be asked: instances, runners and dead letters are unknown",
       "PostgreSQL could not be asked for the backlog",
     ]);
-    expect({ queue: s.queue, outbox: s.outbox, dead: s.dead_letters, consumer: s.runners.consumer }).toEqual({ queue: null, outbox: null, dead: null, consumer: null });
+    expect({ queue: s.queue, outbox: s.outbox, dead: s.dead_letters, consumer: s.runners.consumer }).toEqual({
+      queue: null,
+      outbox: null,
+      dead: null,
+      consumer: null,
+    });
   });
 });

@@ -35,11 +35,7 @@ const OUTBOX_TOO_OLD_S = 10;
  */
 export function createPlatformStatus(ports: StatusPorts) {
   return async function status() {
-    const [gateway, backlog, bus] = await Promise.all([
-      ports.gateway(),
-      ports.backlog().catch(() => null),
-      ports.bus().catch(() => null),
-    ]);
+    const [gateway, backlog, bus] = await Promise.all([ports.gateway(), ports.backlog().catch(() => null), ports.bus().catch(() => null)]);
     const problems: string[] = gateway.reasons.map((r) => `gateway: ${r}`);
     const instances = bus?.instances ?? [];
     const runners = instances.filter((i) => i.service === "agent-runner");

@@ -102,6 +102,10 @@ describe("the query of GET /v1/audit/admin-reads", () => {
   it("reads its filters and page", () => {
     const run = "0b6f1c6e-8d1f-4a57-9a35-5d0c2f3e9a10";
     expect(parseAdminReadQuery({})).toEqual({ filter: {}, page: 1, pageSize: 20 });
-    expect(parseAdminReadQuery({ user: "root", run_id: run, page: "2", page_size: "100" })).toEqual({ filter: { user: "root", runId: run }, page: 2, pageSize: 100 });
+    expect(parseAdminReadQuery({ user: "root", run_id: run, page: "2", page_size: "100" })).toEqual({
+      filter: { user: "root", runId: run },
+      page: 2,
+      pageSize: 100,
+    });
   });
 });

@@ -52,7 +52,31 @@ export function capabilityOf(tool: ToolDescription): Capability {
   };
 }
 
-const STOP_WORDS = new Set(["a", "an", "the", "of", "to", "for", "in", "on", "and", "or", "with", "my", "me", "from", "by", "into", "about", "some", "all", "our", "it", "its", "is"]);
+const STOP_WORDS = new Set([
+  "a",
+  "an",
+  "the",
+  "of",
+  "to",
+  "for",
+  "in",
+  "on",
+  "and",
+  "or",
+  "with",
+  "my",
+  "me",
+  "from",
+  "by",
+  "into",
+  "about",
+  "some",
+  "all",
+  "our",
+  "it",
+  "its",
+  "is",
+]);
 
 /** Verbs and nouns that mean the same thing here, mapped to one word. */
 const SYNONYMS: Readonly<Record<string, string>> = {

@@ -20,7 +20,10 @@ describe("an invocation of a capability", () => {
   it("is one call with the arguments as canonical JSON, whatever their key order", () => {
     const a = invocationOf(capability("knowledge_search", "knowledge.document.read"), { query: "x", limit: 2 }, null);
     const b = invocationOf(capability("knowledge_search", "knowledge.document.read"), { limit: 2, query: "x" }, "sales");
-    expect(a).toEqual({ capability_id: "tool:knowledge_search", calls: [{ call_id: "invoke-1", tool_name: "knowledge_search", arguments: '{"limit":2,"query":"x"}' }] });
+    expect(a).toEqual({
+      capability_id: "tool:knowledge_search",
+      calls: [{ call_id: "invoke-1", tool_name: "knowledge_search", arguments: '{"limit":2,"query":"x"}' }],
+    });
     expect(b).toEqual(a);
   });
 
@@ -35,7 +38,11 @@ describe("an invocation of a capability", () => {
   });
 
   it("reads back the runner's answer of an invocation run, and nothing from any other answer", () => {
-    expect(invocationResultOf('{"capability_id":"tool:x","result":{"a":1},"result_code":"ok"}')).toEqual({ capability_id: "tool:x", result_code: "ok", result: { a: 1 } });
+    expect(invocationResultOf('{"capability_id":"tool:x","result":{"a":1},"result_code":"ok"}')).toEqual({
+      capability_id: "tool:x",
+      result_code: "ok",
+      result: { a: 1 },
+    });
     for (const other of [null, "", "plain text", "[]", '{"result_code":"ok"}', "null"]) expect(invocationResultOf(other)).toBeNull();
   });
 });

@@ -25,9 +25,7 @@ export function invocationOf(capability: Capability, args: Readonly<Record<strin
   if (tool === null) throw new RangeError(`capability ${capability.id} names no tool`);
   if (requiresWorkspace(capability) && workspace === null) throw new RangeError("a dataset-bound capability needs a selected workspace");
   const target = { tool_name: tool, arguments: canonicalJson(args) };
-  const steps = requiresWorkspace(capability)
-    ? [{ tool_name: FOCUS_TOOL, arguments: canonicalJson({ dataset: workspace }) }, target]
-    : [target];
+  const steps = requiresWorkspace(capability) ? [{ tool_name: FOCUS_TOOL, arguments: canonicalJson({ dataset: workspace }) }, target] : [target];
   const calls: RequestedToolCall[] = steps.map((s, i) => ({ call_id: `invoke-${i + 1}`, ...s }));
   return { capability_id: capability.id, calls };
 }
@@ -44,7 +42,9 @@ export function invocationResultOf(answer: string | null): InvocationResult | nu
   if (answer === null) return null;
   try {
     const v = JSON.parse(answer) as Partial<InvocationResult> | null;
-    return v && typeof v.capability_id === "string" && typeof v.result_code === "string" ? { capability_id: v.capability_id, result_code: v.result_code, result: v.result ?? null } : null;
+    return v && typeof v.capability_id === "string" && typeof v.result_code === "string"
+      ? { capability_id: v.capability_id, result_code: v.result_code, result: v.result ?? null }
+      : null;
   } catch {
     return null;
   }

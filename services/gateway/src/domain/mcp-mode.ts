@@ -21,8 +21,26 @@ export type McpToolName =
   | "invoke_capability"
   | "list_tenant_runs";
 
-const READING: readonly McpToolName[] = ["run_question", "get_run", "knowledge_search", "explore_dataset", "select_workspace", "search_capabilities", "invoke_capability"];
-const WRITING: readonly McpToolName[] = ["run_question", "get_run", "answer_question", "approve_call", "knowledge_search", "explore_dataset", "select_workspace", "search_capabilities", "invoke_capability"];
+const READING: readonly McpToolName[] = [
+  "run_question",
+  "get_run",
+  "knowledge_search",
+  "explore_dataset",
+  "select_workspace",
+  "search_capabilities",
+  "invoke_capability",
+];
+const WRITING: readonly McpToolName[] = [
+  "run_question",
+  "get_run",
+  "answer_question",
+  "approve_call",
+  "knowledge_search",
+  "explore_dataset",
+  "select_workspace",
+  "search_capabilities",
+  "invoke_capability",
+];
 
 /**
  * The fixed catalogue of each mode, in the order tools/list answers. Observe reads and asks read-only

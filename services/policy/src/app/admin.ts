@@ -1,10 +1,22 @@
 import { isMcpPolicyPoint, isPolicyPoint } from "@steward/contract";
-import { decisionOf, entitiesFor, resourceUid, type ActiveSets, type CedarEngine, type DecisionLog, type PolicySetRow, type PolicySetStore } from "@steward/pdp";
+import {
+  decisionOf,
+  entitiesFor,
+  resourceUid,
+  type ActiveSets,
+  type CedarEngine,
+  type DecisionLog,
+  type PolicySetRow,
+  type PolicySetStore,
+} from "@steward/pdp";
 import type { Elevations } from "./elevations";
 
 /** A request the admin API refuses: the message is for the administrator (their own policy text). */
 export class AdminInputError extends Error {
-  constructor(message: string, readonly issues: ReadonlyArray<{ policyId: string; message: string }> = []) {
+  constructor(
+    message: string,
+    readonly issues: ReadonlyArray<{ policyId: string; message: string }> = [],
+  ) {
     super(message);
     this.name = "AdminInputError";
   }
@@ -56,7 +68,16 @@ export function createPolicyAdmin(deps: {
       await deps.announce(tenantId, version);
       return active;
     },
-    async dryRun(q: { tenantId: string; version: number; userId: string; roles: string[]; action: string; resourceType: string; resourceId: string; elevated: boolean }) {
+    async dryRun(q: {
+      tenantId: string;
+      version: number;
+      userId: string;
+      roles: string[];
+      action: string;
+      resourceType: string;
+      resourceId: string;
+      elevated: boolean;
+    }) {
       if (!isPolicyPoint(q.action)) throw new AdminInputError(`unknown policy point ${q.action}`);
       const set = q.version > 0 ? await deps.sets.version(q.tenantId, q.version) : await deps.sets.get(q.tenantId);
       if (!set) throw new AdminNotFoundError(`version ${q.version} not found`);
@@ -76,7 +97,8 @@ export function createPolicyAdmin(deps: {
     queryDecisions: (tenantId: string, filter: { runId?: string; mcpSessionId?: string; afterId?: number; limit: number }) => deps.log.query(tenantId, filter),
     async createElevation(e: { tenantId: string; userId: string; actions: string[]; ttlSeconds: number; grantedBy: string }) {
       const unknown = e.actions.filter((a) => !isPolicyPoint(a));
-      if (e.actions.length === 0 || unknown.length > 0) throw new AdminInputError(`actions must be policy points (unknown: ${unknown.join(", ") || "none given"})`);
+      if (e.actions.length === 0 || unknown.length > 0)
+        throw new AdminInputError(`actions must be policy points (unknown: ${unknown.join(", ") || "none given"})`);
       if (!(e.ttlSeconds >= 1 && e.ttlSeconds <= 86_400)) throw new AdminInputError("ttl_seconds must be 1 to 86400");
       return deps.elevations.create(e);
     },

@@ -19,7 +19,13 @@ describe("fitToolResult: a tool result always fits its event", () => {
     expect(bytesOf(fitted)).toBeLessThanOrEqual(PayloadLimits.toolResultBytes);
     // Most of the room is used: the cut is the largest that fits, not a token preview.
     expect(bytesOf(fitted)).toBeGreaterThan(PayloadLimits.toolResultBytes - 1024);
-    const result = fitted.result as { sql: string; columns: string[]; rows: [number, string][]; row_count: number; result_cut: { note: string; original_bytes: number } };
+    const result = fitted.result as {
+      sql: string;
+      columns: string[];
+      rows: [number, string][];
+      row_count: number;
+      result_cut: { note: string; original_bytes: number };
+    };
     expect(result.sql).toBe("select body from docs");
     expect(result.columns).toEqual(["id", "body"]);
     expect(result.row_count).toBe(1);

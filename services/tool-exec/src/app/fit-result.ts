@@ -61,7 +61,7 @@ export function fitToolResult(body: ToolResultBody, maxBytes: number = PayloadLi
   const cut: CutNote = {
     note:
       `The tool's result was ${originalBytes} bytes, more than the ${maxBytes} bytes a result may have, and was cut to fit: ` +
-      "long texts end with \"… [cut: …]\" and long lists keep their first items. Ask for less (filter, aggregate, a narrower query) to see the rest.",
+      'long texts end with "… [cut: …]" and long lists keep their first items. Ask for less (filter, aggregate, a narrower query) to see the rest.',
     original_bytes: originalBytes,
   };
   const state = body.next_state ? { next_state: body.next_state } : {};
@@ -88,7 +88,10 @@ export function fitToolResult(body: ToolResultBody, maxBytes: number = PayloadLi
     const textChars = largestFitting(MIN_TEXT_CHARS, Math.min(model.longestText, maxBytes) + 1, (n) => fits(n, allItems));
     chosen = build(textChars, allItems);
   } else if (fits(TEXT_CHARS_WITH_SHORT_LISTS, 1)) {
-    chosen = build(TEXT_CHARS_WITH_SHORT_LISTS, largestFitting(1, allItems, (n) => fits(TEXT_CHARS_WITH_SHORT_LISTS, n)));
+    chosen = build(
+      TEXT_CHARS_WITH_SHORT_LISTS,
+      largestFitting(1, allItems, (n) => fits(TEXT_CHARS_WITH_SHORT_LISTS, n)),
+    );
   }
   if (chosen && bytesOf(chosen) <= maxBytes) return { body: chosen, cut };
   // A JSON escape is at most 6 bytes a character: this many characters always fit beside the note.

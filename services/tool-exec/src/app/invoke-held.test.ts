@@ -47,7 +47,13 @@ function harness(safety: "read" | "write", options: { heldGraceMs?: number; spar
     log.push("tool ran");
     return { result: { n: 1 } };
   });
-  const invoke = createInvokeHandler({ registry: createToolRegistry([tool]), pdp, results, logger: createLogger("tool-exec", "silent"), heldGraceMs: options.heldGraceMs });
+  const invoke = createInvokeHandler({
+    registry: createToolRegistry([tool]),
+    pdp,
+    results,
+    logger: createLogger("tool-exec", "silent"),
+    heldGraceMs: options.heldGraceMs,
+  });
   let go!: () => void;
   let drop!: (err: Error) => void;
   const released = new Promise<void>((resolve, reject) => {

@@ -130,7 +130,16 @@ describe("timing a call: the PDP's decision and the tool apart", () => {
     const registry = createToolRegistry([tool("search", "read", true), tool("save", "write", true), tool("send", "write", false)]);
     const invoke = createInvokeHandler({ registry, pdp, results, logger: createLogger("tool-exec", "silent") });
     const call = (toolName: string) =>
-      invoke({ runId: "00000000-0000-4000-8000-000000000002", tenantId: "acme", userId: "alice", stepNo: 1, callId: "c1", toolName, argumentsJson: "{}", elevationSessionId: "" });
+      invoke({
+        runId: "00000000-0000-4000-8000-000000000002",
+        tenantId: "acme",
+        userId: "alice",
+        stepNo: 1,
+        callId: "c1",
+        toolName,
+        argumentsJson: "{}",
+        elevationSessionId: "",
+      });
     return { ran, call };
   }
 
@@ -148,7 +157,13 @@ describe("timing a call: the PDP's decision and the tool apart", () => {
     for (const toolName of ["search", "save"]) {
       const h = harness({ pdpMs: 12, toolMs: 700, stored });
       const replayed = await h.call(toolName);
-      expect([toolName, replayed.replayed, replayed.decisionMs, replayed.toolMs, replayed.result.result]).toEqual([toolName, true, 12, 0, { from: "the record" }]);
+      expect([toolName, replayed.replayed, replayed.decisionMs, replayed.toolMs, replayed.result.result]).toEqual([
+        toolName,
+        true,
+        12,
+        0,
+        { from: "the record" },
+      ]);
       expect(h.ran).toEqual([]);
     }
     const h = harness({ pdpMs: 9, toolMs: 700, permit: false });
@@ -171,7 +186,12 @@ describe("the PDP request of a call made for an MCP session", () => {
       state: () => "READY" as never,
       close: () => undefined,
     };
-    const results: IdempotencyStore = { spare: () => true, find: async () => null, keep: async () => undefined, hold: async () => ({ stored: null, complete: (work) => work({} as never), release: async () => undefined }) };
+    const results: IdempotencyStore = {
+      spare: () => true,
+      find: async () => null,
+      keep: async () => undefined,
+      hold: async () => ({ stored: null, complete: (work) => work({} as never), release: async () => undefined }),
+    };
     const search = specTool("search", "read", async () => ({ result: {} }));
     const invoke = createInvokeHandler({ registry: createToolRegistry([search]), pdp, results, logger: createLogger("tool-exec", "silent") });
     const cmd: InvokeCommand = {
@@ -191,7 +211,11 @@ describe("the PDP request of a call made for an MCP session", () => {
     const h = harness();
     await h.call({ mcpSessionId: "7d4b0c2e-0000-4000-8000-00000000000a", mcpMode: "observe" });
     expect(h.asked).toHaveLength(1);
-    expect(h.asked[0]).toMatchObject({ mcp_session: "7d4b0c2e-0000-4000-8000-00000000000a", mcp_mode: "observe", run_id: "00000000-0000-4000-8000-000000000003" });
+    expect(h.asked[0]).toMatchObject({
+      mcp_session: "7d4b0c2e-0000-4000-8000-00000000000a",
+      mcp_mode: "observe",
+      run_id: "00000000-0000-4000-8000-000000000003",
+    });
   });
 
   it("names neither when the call was not made for a session (absent or empty, as the runner sends it)", async () => {

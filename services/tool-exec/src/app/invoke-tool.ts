@@ -149,7 +149,8 @@ export function createInvokeHandler(deps: {
   /** Every result leaves within the event size limit (SPEC §10): the runner never sees an oversized one. */
   function fitted(cmd: InvokeCommand, toolName: string, result: InvokeOutcome["result"]): InvokeOutcome["result"] {
     const { body, cut } = fitToolResult(result);
-    if (cut) deps.logger.info({ run_id: cmd.runId, step_no: cmd.stepNo, tool: toolName, original_bytes: cut.original_bytes }, "tool result cut to fit an event");
+    if (cut)
+      deps.logger.info({ run_id: cmd.runId, step_no: cmd.stepNo, tool: toolName, original_bytes: cut.original_bytes }, "tool result cut to fit an event");
     return body;
   }
 
@@ -265,9 +266,9 @@ export function createInvokeHandler(deps: {
       const done = await execute();
       if (done.resultCode === ToolResultCode.ok) {
         // The record of a read only spares a repeat; losing it loses nothing, so the answer does not wait for it.
-        void deps.results.keep(cmd.runId, fingerprint, tool.name, done).catch((err) =>
-          deps.logger.debug({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "a read's result was not kept"),
-        );
+        void deps.results
+          .keep(cmd.runId, fingerprint, tool.name, done)
+          .catch((err) => deps.logger.debug({ run_id: cmd.runId, tool: tool.name, error_class: (err as Error)?.name }, "a read's result was not kept"));
       }
       return { fingerprint, decision, ...done, replayed: false, nextState: done.result.next_state, decisionMs, toolMs };
     }

@@ -8,7 +8,7 @@ describe("json-cut: cutting a JSON value while keeping its shape", () => {
     columns: ["id", "body", "note"],
     rows: [
       [1, "x".repeat(500), null],
-      [2, "quote \" and backslash \\ and tab\t".repeat(20), true],
+      [2, 'quote " and backslash \\ and tab\t'.repeat(20), true],
       [3, "é😀 mixed ".repeat(80), { nested: ["a".repeat(300), 4.5, false] }],
     ],
     empty: [],
@@ -18,7 +18,7 @@ describe("json-cut: cutting a JSON value while keeping its shape", () => {
 
   it("predicts the exact size of every cut, for texts of every kind and lists and objects of every length", () => {
     const model = sizeModelOf(sample);
-    expect(model.longestText).toBe(Math.max(500, "quote \" and backslash \\ and tab\t".length * 20, "é😀 mixed ".length * 80));
+    expect(model.longestText).toBe(Math.max(500, 'quote " and backslash \\ and tab\t'.length * 20, "é😀 mixed ".length * 80));
     expect(model.longestList).toBe(40);
     for (const textChars of [0, 1, 5, 17, 64, 199, 300, 499, 500, 501, 5000]) {
       for (const items of [0, 1, 2, 3, 7, 39, 40, 41]) {

@@ -53,9 +53,12 @@ describe("checkProposalContent", () => {
     },
   );
 
-  it.each(["the answer is kept in session_cache", "keys look like cache:users:42", "the cache lives at redis://cache-1:6379"])("finds a cache name: %p", (content) => {
-    expect(check(content)?.reason).toBe("cache_name");
-  });
+  it.each(["the answer is kept in session_cache", "keys look like cache:users:42", "the cache lives at redis://cache-1:6379"])(
+    "finds a cache name: %p",
+    (content) => {
+      expect(check(content)?.reason).toBe("cache_name");
+    },
+  );
 
   it("checks every field and names the one it found, never the text", () => {
     const finding = checkProposalContent({ title: "ok", content: "fine", evidence_quote: "token=abcd1234EFGH" });

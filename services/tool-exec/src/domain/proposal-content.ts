@@ -7,7 +7,10 @@ export type ProposalFinding = { readonly reason: "secret" | "sql" | "table_name"
 
 type Rule = { readonly reason: ProposalFinding["reason"]; readonly test: (text: string) => boolean };
 
-const matches = (...patterns: RegExp[]) => (text: string) => patterns.some((p) => p.test(text));
+const matches =
+  (...patterns: RegExp[]) =>
+  (text: string) =>
+    patterns.some((p) => p.test(text));
 
 /**
  * Steward's own tables whose names are not English words ("runs", "events", "threads", "outbox" and
@@ -47,7 +50,8 @@ const SECRET = matches(
 );
 
 /** `password=…`, `api_key: …`: a credential's name with a value that is not a plain word. */
-const CREDENTIAL_PAIR = /\b(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|access[_-]?key|access[_-]?token|auth[_-]?token|token)\b\s*(=|:)\s*["']?([^\s"',;]{4,})/gi;
+const CREDENTIAL_PAIR =
+  /\b(?:password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|access[_-]?key|access[_-]?token|auth[_-]?token|token)\b\s*(=|:)\s*["']?([^\s"',;]{4,})/gi;
 
 function credentialPair(text: string): boolean {
   for (const m of text.matchAll(CREDENTIAL_PAIR)) {
@@ -112,10 +116,7 @@ const TABLE_NAME = matches(
  * Cache names: a key or name that joins `cache` to another identifier part (`session_cache`, `cache:users:42`,
  * `app.cache.tokens`), or a cache server's address (redis://, memcached://).
  */
-const CACHE_NAME = matches(
-  /\b[A-Za-z0-9]+[_:.]cache\b|\bcache[_:.][A-Za-z0-9]+/i,
-  /\b(?:redis|rediss|memcached?):\/\//i,
-);
+const CACHE_NAME = matches(/\b[A-Za-z0-9]+[_:.]cache\b|\bcache[_:.][A-Za-z0-9]+/i, /\b(?:redis|rediss|memcached?):\/\//i);
 
 const RULES: readonly Rule[] = [
   { reason: "secret", test: (t) => SECRET(t) || credentialPair(t) || highEntropyString(t) },

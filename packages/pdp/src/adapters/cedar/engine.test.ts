@@ -46,7 +46,10 @@ describe("the Cedar engine", () => {
 
   it("lets an elevation grant what the roles do not", () => {
     expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "delete_docs" })).toMatchObject({ permit: false });
-    expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "delete_docs", elevated: true })).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
+    expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "delete_docs", elevated: true })).toMatchObject({
+      permit: true,
+      policyIds: ["elevation-grants"],
+    });
     expect(ask("t1@1", ["member"], "knowledge.document.write", { tool: "save_note" })).toMatchObject({ permit: true, policyIds: ["member-save-notes"] });
   });
 
@@ -97,7 +100,10 @@ describe("the Cedar engine", () => {
     expect(tool(["admin"], "knowledge.document.write", "delete_docs", "write", observe)).toEqual(denied);
     expect(tool(["member"], "knowledge.document.write", "delete_docs", "write", { ...observe, elevated: true })).toEqual(denied);
     // A read in Observe, and the same write in Execute or outside MCP, are decided by the permits alone.
-    expect(tool(["member"], "knowledge.document.read", "knowledge_search", "read", observe)).toMatchObject({ permit: true, policyIds: ["member-knowledge-read"] });
+    expect(tool(["member"], "knowledge.document.read", "knowledge_search", "read", observe)).toMatchObject({
+      permit: true,
+      policyIds: ["member-knowledge-read"],
+    });
     expect(tool(["member"], "knowledge.document.write", "save_note", "write", { mcp_session: "s1", mcp_mode: "execute" })).toMatchObject({
       permit: true,
       policyIds: ["member-save-notes"],
@@ -189,7 +195,10 @@ describe("the Cedar engine", () => {
       const mine = createCedarEngine(schema, { rememberedAnswers: 8 });
       const set = mine.validate(defaults);
       const v1 = mine.prepare("t9@1", set);
-      const v2 = mine.prepare("t9@2", mine.validate(`${defaults}\n@id("no-runs")\nforbid (principal, action == Steward::Action::"agent.run.create", resource);`));
+      const v2 = mine.prepare(
+        "t9@2",
+        mine.validate(`${defaults}\n@id("no-runs")\nforbid (principal, action == Steward::Action::"agent.run.create", resource);`),
+      );
       const create = (stepNo: number, elevated = false) => runRequest("agent.run.create", stepNo, ["member"], elevated);
       const first = mine.authorize(v1, create(0));
       expect(first).toMatchObject({ permit: true, policyIds: ["member-runs"] });
@@ -243,7 +252,9 @@ describe("a set nesting too deep for Cedar's stack", () => {
   it("is refused before Cedar parses it, and the engine goes on serving every tenant", () => {
     // 10,000 nested parentheses overflowed the stack inside Cedar's module and broke it for every later call.
     expect(engine.validate(deep(10_000))).toMatchObject({ valid: false, issues: [{ policyId: "", message: expect.stringContaining("nests deeper than 32") }] });
-    expect(engine.validate(`@id("long")\npermit (principal, action, resource) when { ${Array(3000).fill("1").join(" + ")} > 0 };`)).toMatchObject({ valid: false });
+    expect(engine.validate(`@id("long")\npermit (principal, action, resource) when { ${Array(3000).fill("1").join(" + ")} > 0 };`)).toMatchObject({
+      valid: false,
+    });
     expect(engine.validate(defaults).valid).toBe(true);
     expect(ask("t1@1", ["member"], "agent.run.create").permit).toBe(true);
     expect(engine.validate(deep(20)).valid).toBe(true);

@@ -50,7 +50,12 @@ describe("the decision log writes concurrent decisions together, each answered o
   /** Settled states of promises, observed without waiting for them. */
   const track = (promises: Array<Promise<void>>) => {
     const states: Array<"pending" | "resolved" | Error> = promises.map(() => "pending");
-    promises.forEach((p, i) => p.then(() => void (states[i] = "resolved"), (err: Error) => void (states[i] = err)));
+    promises.forEach((p, i) =>
+      p.then(
+        () => void (states[i] = "resolved"),
+        (err: Error) => void (states[i] = err),
+      ),
+    );
     return states;
   };
   /** Holds a lock that makes every INSERT into the log wait, until `release`. */
@@ -74,7 +79,12 @@ describe("the decision log writes concurrent decisions together, each answered o
     const runId = "00000000-0000-4000-8000-0000000000a1";
     await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        log.record(entry(`many-${String(i).padStart(2, "0")}`, i === 7 ? { runId, stepNo: 3, fingerprint: "f7", permit: false, code: "60500", policyIds: ["b", "a"], policyVersion: null } : {})),
+        log.record(
+          entry(
+            `many-${String(i).padStart(2, "0")}`,
+            i === 7 ? { runId, stepNo: 3, fingerprint: "f7", permit: false, code: "60500", policyIds: ["b", "a"], policyVersion: null } : {},
+          ),
+        ),
       ),
     );
     expect(inserts()).toBe(1);
@@ -149,10 +159,13 @@ describe("the decision log writes concurrent decisions together, each answered o
     const lock = await blockWrites();
     try {
       const lost = track([log.record(entry("lost-a")), log.record(entry("lost-b"))]);
-      const [writer] = await waitFor(async () => {
-        const pids = await blockedWriters();
-        return pids.length === 1 ? pids : undefined;
-      }, { timeoutMs: 10_000, what: "the write to wait on the lock" });
+      const [writer] = await waitFor(
+        async () => {
+          const pids = await blockedWriters();
+          return pids.length === 1 ? pids : undefined;
+        },
+        { timeoutMs: 10_000, what: "the write to wait on the lock" },
+      );
       const next = log.record(entry("next-c"));
       await observer.query("SELECT pg_terminate_backend($1)", [writer]);
       await waitFor(() => (lost.every((s) => s !== "pending") ? true : undefined), { timeoutMs: 10_000, what: "the lost write's callers to be answered" });

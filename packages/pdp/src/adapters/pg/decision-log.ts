@@ -134,8 +134,22 @@ export function decisionRow(e: DecisionEntry): Record<string, unknown> {
 
 /** The columns of INSERT_DECISIONS, in its parameters' order. */
 const COLUMNS = [
-  "tenant_id", "user_id", "action", "resource_type", "resource_id", "run_id", "step_no", "fingerprint",
-  "elevation_session_id", "permit", "code", "policy_ids", "policy_version", "latency_ms", "mcp_session_id", "mcp_mode",
+  "tenant_id",
+  "user_id",
+  "action",
+  "resource_type",
+  "resource_id",
+  "run_id",
+  "step_no",
+  "fingerprint",
+  "elevation_session_id",
+  "permit",
+  "code",
+  "policy_ids",
+  "policy_version",
+  "latency_ms",
+  "mcp_session_id",
+  "mcp_mode",
 ] as const;
 
 /**

@@ -3,7 +3,16 @@ import type { InvokeRequest, InvokeResponse, ToolExecApi } from "@steward/proto"
 import { withPatience } from "./patient-tool-exec";
 
 const answer = (permit: boolean, code = ""): InvokeResponse =>
-  ({ fingerprint: "f", decision: { permit, code, reasons: [], policyIds: [] }, resultCode: permit ? "ok" : code, resultJson: "{}", replayed: false, nextState: "", decisionMs: 0, toolMs: 0 }) as InvokeResponse;
+  ({
+    fingerprint: "f",
+    decision: { permit, code, reasons: [], policyIds: [] },
+    resultCode: permit ? "ok" : code,
+    resultJson: "{}",
+    replayed: false,
+    nextState: "",
+    decisionMs: 0,
+    toolMs: 0,
+  }) as InvokeResponse;
 const grpcError = (code: number, details: string) => Object.assign(new Error(details), { code, details });
 
 /** A tool-exec that answers from a script, one entry per call, and counts the calls. */
@@ -51,7 +60,12 @@ describe("a patient tool-exec client", () => {
 
   it("retries tool-exec's own 'nothing kept' answers and an open breaker", async () => {
     const open = Object.assign(new Error("Breaker is open"), { code: "EOPENBREAKER" });
-    const t = scripted([grpcError(status.UNAVAILABLE, "tool-exec is starting"), open, grpcError(status.UNAVAILABLE, "tool-exec cannot reach its database"), answer(true)]);
+    const t = scripted([
+      grpcError(status.UNAVAILABLE, "tool-exec is starting"),
+      open,
+      grpcError(status.UNAVAILABLE, "tool-exec cannot reach its database"),
+      answer(true),
+    ]);
     const res = await withPatience(t.api, fast).invoke(req, { deadlineMs: 10_000 });
     expect([res.decision?.permit, t.calls()]).toEqual([true, 4]);
   });

@@ -30,7 +30,11 @@ async function toolExec(host: string, port: number): Promise<{ port: number; sto
   server.addService(ToolExecService, {
     listTools: (_call: unknown, cb: (err: null, res: object) => void) => cb(null, { tools: [] }),
     invoke: (_call: unknown, cb: (err: null, res: object) => void) => cb(null, permit),
-    invokeEach: serveCallStream(new CallStreams(), () => Promise.resolve(permit), (err) => err as grpc.ServiceError),
+    invokeEach: serveCallStream(
+      new CallStreams(),
+      () => Promise.resolve(permit),
+      (err) => err as grpc.ServiceError,
+    ),
   });
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
@@ -53,7 +57,8 @@ async function blackHole(host: string): Promise<{ port: number; stop(): void }> 
 }
 
 const request = InvokeRequest.fromPartial({ runId: "r", toolName: "test_counter", argumentsJson: "{}" });
-const answers = (api: ToolExecApi) => async () => ((await api.invoke(request, { deadlineMs: 500 }).catch(() => undefined))?.decision?.permit ? true : undefined);
+const answers = (api: ToolExecApi) => async () =>
+  (await api.invoke(request, { deadlineMs: 500 }).catch(() => undefined))?.decision?.permit ? true : undefined;
 
 describe("the runner's channel to tool-exec, when tool-exec comes back on another address", () => {
   const stops: Array<() => void> = [];

@@ -116,7 +116,9 @@ describe("createOpenAiProvider", () => {
         const call = (part: object) => chunk({ choices: [{ index: 0, delta: { tool_calls: [part] }, finish_reason: null }] });
         res.write(call({ index: 0, id: "call_1", function: { name: "look", arguments: '{"q":' } }));
         res.write(call({ index: 0, function: { arguments: '"x"}' } }));
-        res.end(chunk({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }], usage: { prompt_tokens: 5, completion_tokens: 2 } }) + "data: [DONE]\n\n");
+        res.end(
+          chunk({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }], usage: { prompt_tokens: 5, completion_tokens: 2 } }) + "data: [DONE]\n\n",
+        );
       },
     });
     const provider = createOpenAiProvider({ name: "primary", baseUrl: `${await endpoint.start()}/`, apiKey: "sk-test", model: "m1" });
@@ -160,7 +162,10 @@ describe("createOpenAiProvider", () => {
       (res) => res.writeHead(429, { "content-type": "application/json" }).end('{"error":{"message":"rate limited for org-secret"}}'),
       (res) => {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.end(chunk({ choices: [{ index: 0, delta: { content: "partial" }, finish_reason: null }] }) + 'data: {"error":{"message":"overloaded for org-secret"}}\n\n');
+        res.end(
+          chunk({ choices: [{ index: 0, delta: { content: "partial" }, finish_reason: null }] }) +
+            'data: {"error":{"message":"overloaded for org-secret"}}\n\n',
+        );
       },
     ];
     for (const [i, respond] of answers.entries()) {

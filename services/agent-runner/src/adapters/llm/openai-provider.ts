@@ -46,7 +46,10 @@ export function createOpenAiProvider(profile: OpenAiProfile): ModelProvider {
           },
           call.signal,
         );
-        const answer = await assembleStream(untilSilent(chunks, timeoutMs, () => call.abort()), request.onDelta);
+        const answer = await assembleStream(
+          untilSilent(chunks, timeoutMs, () => call.abort()),
+          request.onDelta,
+        );
         // What arrived before an abort is a cut answer, never an answer, however the stream ended.
         if (call.signal.aborted) throw new Error("the answer's stream was aborted");
         return { ...answer, provider: profile.name };

@@ -49,12 +49,15 @@ export function selectProvider(config: LlmConfig, onBreakerState?: (breaker: str
   ];
   if (config.LLM_FALLBACK_BASE_URL) {
     providers.push(
-      withBreaker(createOpenAiProvider({
-        name: "fallback",
-        baseUrl: config.LLM_FALLBACK_BASE_URL,
-        apiKey: config.LLM_FALLBACK_API_KEY ?? "",
-        model: modelsOf(config).fallback,
-      }), observe("fallback")),
+      withBreaker(
+        createOpenAiProvider({
+          name: "fallback",
+          baseUrl: config.LLM_FALLBACK_BASE_URL,
+          apiKey: config.LLM_FALLBACK_API_KEY ?? "",
+          model: modelsOf(config).fallback,
+        }),
+        observe("fallback"),
+      ),
     );
   }
   return createProviderChain(providers);

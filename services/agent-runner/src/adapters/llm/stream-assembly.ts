@@ -21,10 +21,7 @@ function finishReasonOf(reason: string | null | undefined): ModelAnswer["finishR
  * Folds a stream of chunks into one answer: text deltas concatenated (and passed to `onDelta`), tool calls
  * assembled by their index — the id and name arrive once, the arguments in fragments.
  */
-export async function assembleStream(
-  chunks: AsyncIterable<CompletionChunk>,
-  onDelta?: (text: string) => void,
-): Promise<Omit<ModelAnswer, "provider">> {
+export async function assembleStream(chunks: AsyncIterable<CompletionChunk>, onDelta?: (text: string) => void): Promise<Omit<ModelAnswer, "provider">> {
   let text = "";
   let finish: string | null | undefined;
   let usage = { input_tokens: 0, output_tokens: 0 };

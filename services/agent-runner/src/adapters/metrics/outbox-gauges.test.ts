@@ -45,7 +45,8 @@ describe("outbox gauges (real PostgreSQL)", () => {
     const metrics = createMetrics("agent-runner", { defaults: false });
     let statements = 0;
     const counting = new Proxy(db.pool, {
-      get: (target, key) => (key === "query" ? (...args: unknown[]) => (statements++, (target.query as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key)),
+      get: (target, key) =>
+        key === "query" ? (...args: unknown[]) => (statements++, (target.query as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key),
     });
     watchOutbox(counting, metrics, { minIntervalMs: 60_000 });
     for (let i = 0; i < 5; i++) await metrics.text();

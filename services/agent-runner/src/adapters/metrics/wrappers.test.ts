@@ -110,7 +110,11 @@ describe("runner wrappers", () => {
   it("runs throttled work at most once per interval", async () => {
     let t = 0;
     let runs = 0;
-    const read = atMostEvery(5000, async () => ++runs, () => t);
+    const read = atMostEvery(
+      5000,
+      async () => ++runs,
+      () => t,
+    );
     expect(await read()).toBe(1);
     t = 4999;
     expect(await read()).toBe(1);
@@ -122,7 +126,11 @@ describe("runner wrappers", () => {
     let t = 0;
     let runs = 0;
     let finish: () => void = () => undefined;
-    const read = atMostEvery(0, () => new Promise<number>((resolve) => (finish = () => resolve(++runs))), () => t);
+    const read = atMostEvery(
+      0,
+      () => new Promise<number>((resolve) => (finish = () => resolve(++runs))),
+      () => t,
+    );
     const first = read();
     t = 10;
     const second = read();

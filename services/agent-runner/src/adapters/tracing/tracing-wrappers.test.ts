@@ -28,7 +28,16 @@ function toolExec(seen: Array<string | undefined>): ToolExecApi {
     listTools: async () => ({ tools: [] }),
     invoke: async (_req, options) => {
       seen.push(options?.traceparent);
-      return { fingerprint: "f", decision: { permit: true, code: "", reasons: [], policyIds: [] }, resultCode: "ok", resultJson: '{"result":"secret result"}', replayed: false, nextState: "", decisionMs: 0, toolMs: 0 };
+      return {
+        fingerprint: "f",
+        decision: { permit: true, code: "", reasons: [], policyIds: [] },
+        resultCode: "ok",
+        resultJson: '{"result":"secret result"}',
+        replayed: false,
+        nextState: "",
+        decisionMs: 0,
+        toolMs: 0,
+      };
     },
     state: () => "READY" as never,
     close: () => undefined,
@@ -36,7 +45,16 @@ function toolExec(seen: Array<string | undefined>): ToolExecApi {
 }
 
 const request = { messages: [{ role: "user" as const, content: prompt }], tools: [], maxOutputTokens: 512, signal: new AbortController().signal };
-const call = { runId: "r1", tenantId: "acme", userId: "user-77a", stepNo: 2, callId: "call_2_1", toolName: "knowledge_search", argumentsJson: '{"query":"refund 4411"}', elevationSessionId: "" };
+const call = {
+  runId: "r1",
+  tenantId: "acme",
+  userId: "user-77a",
+  stepNo: 2,
+  callId: "call_2_1",
+  toolName: "knowledge_search",
+  argumentsJson: '{"query":"refund 4411"}',
+  elevationSessionId: "",
+};
 
 describe("the runner's spans", () => {
   it("off: calls pass straight through, the received traceparent handed on unchanged", async () => {

@@ -23,7 +23,8 @@ import { registerConsoleRoutes, type ConsoleRoutesDeps } from "./routes/console"
 import { registerMcpRoutes, type McpRoutesDeps } from "./routes/mcp";
 import { requestLoggerFactory } from "./request-logger";
 
-export interface AppDeps extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps, McpRoutesDeps, DatasetRoutesDeps {
+export interface AppDeps
+  extends RunRoutesDeps, ThreadRoutesDeps, AdminRoutesDeps, StatusRoutesDeps, RouteGuardDeps, ConsoleRoutesDeps, McpRoutesDeps, DatasetRoutesDeps {
   readonly logger: Logger;
   /** Whether the dependencies the API needs are reachable (PostgreSQL, NATS, the PDP), with reasons. */
   readonly readiness: Readiness;

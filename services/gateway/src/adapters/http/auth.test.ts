@@ -162,4 +162,3 @@ describe("createAuthenticator", () => {
 async function refusalBy(authenticate: ReturnType<typeof createAuthenticator>, token: string): Promise<void> {
   await expect(authenticate(`Bearer ${token}`)).rejects.toMatchObject({ status: 401, code: 10011 });
 }
-

@@ -3,7 +3,6 @@ import { UnauthenticatedError } from "@steward/platform";
 import type { Principal } from "../../domain/principal";
 import { findInvalidText } from "./valid-text";
 
-
 export interface AuthOptions {
   /** HS256 shared secret (development, or deployments without an identity provider). */
   readonly secret?: string;
@@ -38,9 +37,7 @@ const LONGEST_REMEMBERED = 4096;
  * own cache. Refusals are never remembered.
  */
 export function createAuthenticator(options: AuthOptions): Authenticate {
-  const key: Uint8Array | JWTVerifyGetKey = options.jwksUrl
-    ? createRemoteJWKSet(new URL(options.jwksUrl))
-    : new TextEncoder().encode(options.secret ?? "");
+  const key: Uint8Array | JWTVerifyGetKey = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : new TextEncoder().encode(options.secret ?? "");
   if (!options.jwksUrl && !options.secret) throw new RangeError("an authenticator needs a secret or a JWKS URL");
   const maxTtlSeconds = options.maxTtlSeconds ?? 86_400;
   const rememberMs = options.rememberMs ?? 60_000;

@@ -43,7 +43,12 @@ describe("answers to requests refused before routing", () => {
     ["an unknown method", "FUZZ /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, 10001],
     ["a lower-case method", "get /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, 10001],
     ["a header line without a colon", "GET /healthz HTTP/1.1\r\nHost: x\r\nBad\r\n\r\n", 400, 10001],
-    ["Content-Length beside Transfer-Encoding", "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, 10001],
+    [
+      "Content-Length beside Transfer-Encoding",
+      "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      400,
+      10001,
+    ],
     ["an HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, 10001],
     ["a head over Node's limit", `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(20_000)}\r\n\r\n`, 431, 10431],
     ["an Expect other than 100-continue", "POST /healthz HTTP/1.1\r\nHost: x\r\nExpect: 42-fuzz\r\nContent-Length: 0\r\n\r\n", 417, 10417],

@@ -16,7 +16,8 @@ describe("the names a gateway serves", () => {
   it("takes host names and origins at boot, and refuses what is neither", () => {
     expect([...hostNames(LOOPBACK_HOSTS)(undefined, "H")]).toEqual(["localhost", "127.0.0.1", "::1"]);
     expect([...hostNames(LOOPBACK_HOSTS)("Steward.example.com, api.example.com", "H")]).toEqual(["steward.example.com", "api.example.com"]);
-    for (const bad of ["https://steward.example.com", "steward.example.com:443", "*", "a,,b"]) expect(() => hostNames(LOOPBACK_HOSTS)(bad, "H")).toThrow(ConfigError);
+    for (const bad of ["https://steward.example.com", "steward.example.com:443", "*", "a,,b"])
+      expect(() => hostNames(LOOPBACK_HOSTS)(bad, "H")).toThrow(ConfigError);
     expect([...originList("https://console.example.com, http://localhost:5173", "O")]).toEqual(["https://console.example.com", "http://localhost:5173"]);
     expect([...originList(undefined, "O")]).toEqual([]);
     for (const bad of ["console.example.com", "https://console.example.com/app", "file:///x", "null"]) expect(() => originList(bad, "O")).toThrow(ConfigError);

@@ -46,7 +46,10 @@ export const hostNames =
 
 /** A comma-separated list of origins (`https://console.example.com`, a port where not the scheme's); may be empty. */
 export const originList: Parser<ReadonlySet<string>> = (raw, name) => {
-  const entries = (raw ?? "").split(",").map((e) => e.trim()).filter((e) => e !== "");
+  const entries = (raw ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
   for (const entry of entries) {
     let origin: string | null = null;
     try {
@@ -55,7 +58,8 @@ export const originList: Parser<ReadonlySet<string>> = (raw, name) => {
     } catch {
       origin = null;
     }
-    if (origin !== entry.toLowerCase().replace(/\/$/, "")) throw new ConfigError(name, `has ${JSON.stringify(entry)}, which is not an origin (scheme://host[:port])`);
+    if (origin !== entry.toLowerCase().replace(/\/$/, ""))
+      throw new ConfigError(name, `has ${JSON.stringify(entry)}, which is not an origin (scheme://host[:port])`);
   }
   return new Set(entries.map((e) => e.toLowerCase().replace(/\/$/, "")));
 };

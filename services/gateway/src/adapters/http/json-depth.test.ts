@@ -13,7 +13,12 @@ const nested = (levels: number, leaf: unknown = 1): unknown => {
 describe("findJsonFault: nesting past the bound", () => {
   it("counts arrays and objects, not scalars", () => {
     expect([nestsDeeperThan(1, 0), nestsDeeperThan("x", 0), nestsDeeperThan(null, 0)]).toEqual([false, false, false]);
-    expect([nestsDeeperThan([], 0), nestsDeeperThan([], 1), nestsDeeperThan({ a: [1] }, 1), nestsDeeperThan({ a: [1] }, 2)]).toEqual([true, false, true, false]);
+    expect([nestsDeeperThan([], 0), nestsDeeperThan([], 1), nestsDeeperThan({ a: [1] }, 1), nestsDeeperThan({ a: [1] }, 2)]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
   });
 
   it("finds the deepest branch anywhere", () => {

@@ -117,5 +117,8 @@ function isPostgresDataError(error: Error): boolean {
 }
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): void {
-  void reply.status(404).type("application/problem+json").send(problemOf(404, 10050, "no such resource"));
+  void reply
+    .status(404)
+    .type("application/problem+json")
+    .send(problemOf(404, 10050, "no such resource"));
 }

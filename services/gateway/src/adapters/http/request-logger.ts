@@ -54,4 +54,5 @@ for (const method of LOG_METHODS) {
 }
 
 /** Fastify's `childLoggerFactory`: each request's logger, made only when the request logs. */
-export const requestLoggerFactory: NonNullable<FastifyServerOptions["childLoggerFactory"]> = (logger, bindings, options) => new RequestLogger(logger, bindings, options);
+export const requestLoggerFactory: NonNullable<FastifyServerOptions["childLoggerFactory"]> = (logger, bindings, options) =>
+  new RequestLogger(logger, bindings, options);

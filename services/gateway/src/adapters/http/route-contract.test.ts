@@ -24,7 +24,15 @@ const SNAPSHOT = {
 } as unknown as RunSnapshot;
 
 const THREAD_ID = "3d1b7c2a-5e8f-4a90-b1c2-7f6e5d4c3b2a";
-const THREAD = { id: THREAD_ID, title: null, created_at: SNAPSHOT.created_at, updated_at: SNAPSHOT.created_at, archived_at: null, run_count: 1, last_run_id: RUN_ID };
+const THREAD = {
+  id: THREAD_ID,
+  title: null,
+  created_at: SNAPSHOT.created_at,
+  updated_at: SNAPSHOT.created_at,
+  archived_at: null,
+  run_count: 1,
+  last_run_id: RUN_ID,
+};
 
 interface Asked {
   point: string;
@@ -37,7 +45,8 @@ function appWithFakes(asked: Asked[]): FastifyInstance {
     list: async () => ({ items: [SNAPSHOT], total: 1 }),
     get: async () => SNAPSHOT,
     finished: async () => true,
-    events: async () => [{ type: "run.queued", data: { input: "hello", extra: 1 }, metadata: { seq: 1, recorded_at: "2026-01-01T12:00:00.000000Z", more: true } }] as never,
+    events: async () =>
+      [{ type: "run.queued", data: { input: "hello", extra: 1 }, metadata: { seq: 1, recorded_at: "2026-01-01T12:00:00.000000Z", more: true } }] as never,
   };
   const deps = {
     logger: createLogger("gateway-test", "silent"),

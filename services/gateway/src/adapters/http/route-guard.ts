@@ -82,7 +82,10 @@ export function registerRouteGuard(app: FastifyInstance, deps: RouteGuardDeps): 
       resource = policy.resource;
     }
     const principal = await deps.authenticate(request.headers.authorization);
-    const pending = await deps.authorize(principal, policy.point, resource, traceparentOf(request), { deferRecord: policy.recordWithWork, context: policy.context });
+    const pending = await deps.authorize(principal, policy.point, resource, traceparentOf(request), {
+      deferRecord: policy.recordWithWork,
+      context: policy.context,
+    });
     request.principal = principal;
     request.pendingPermit = pending ?? null;
   });

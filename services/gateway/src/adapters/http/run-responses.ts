@@ -62,7 +62,10 @@ export const RunSnapshotSchema = Type.Object(
         started_at: "2026-01-01T12:00:00.120000Z",
         finished_at: "2026-01-01T12:00:03.400000Z",
         deadline_at: "2026-01-01T12:03:00.000000Z",
-        output: { text: "EU and US.", evidence: [{ document_id: "5c1d2e3f-0000-4000-8000-000000000001", title: "Handbook", snippet: "We ship to the EU and the US.", score: 0.82 }] },
+        output: {
+          text: "EU and US.",
+          evidence: [{ document_id: "5c1d2e3f-0000-4000-8000-000000000001", title: "Handbook", snippet: "We ship to the EU and the US.", score: 0.82 }],
+        },
         error: null,
         usage: { input_tokens: 412, output_tokens: 38, model_calls: 2, tool_calls: 1 },
       },

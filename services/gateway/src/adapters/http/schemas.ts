@@ -74,10 +74,7 @@ export const ListThreadsQuery = Type.Object(
 export const ThreadParams = Type.Object({ id: Type.String({ pattern: UUID_PATTERN.source, description: "The thread's id (a UUID)" }) });
 
 /** POST /v1/agents/runs/:id/input */
-export const InputBody = Type.Object(
-  { answer: Type.String({ minLength: 1, maxLength: 4000 }) },
-  { additionalProperties: false, examples: [{ answer: "EU" }] },
-);
+export const InputBody = Type.Object({ answer: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false, examples: [{ answer: "EU" }] });
 
 /** POST /v1/agents/runs/:id/confirmation */
 export const ConfirmationBody = Type.Object(

@@ -39,10 +39,7 @@ export function traceparentOf(request: FastifyRequest): string {
   const known = traces.get(request);
   if (known) return known;
   const incoming = request.headers.traceparent;
-  const traceparent =
-    typeof incoming === "string" && TRACEPARENT.test(incoming)
-      ? incoming
-      : newTraceparent();
+  const traceparent = typeof incoming === "string" && TRACEPARENT.test(incoming) ? incoming : newTraceparent();
   traces.set(request, traceparent);
   return traceparent;
 }

@@ -14,7 +14,10 @@ export const WORKSPACE_SELECTION_REQUIRED = "WORKSPACE_SELECTION_REQUIRED";
 /** The code of a write capability invoked in an Observe session, when the policy itself let it through. */
 export const OBSERVE_MODE_DENIED = "OBSERVE_MODE_DENIED";
 
-const CapabilityId = Type.String({ pattern: "^tool:[A-Za-z0-9_.:-]{1,128}$", description: "A capability id from search_capabilities, e.g. tool:knowledge_search" });
+const CapabilityId = Type.String({
+  pattern: "^tool:[A-Za-z0-9_.:-]{1,128}$",
+  description: "A capability id from search_capabilities, e.g. tool:knowledge_search",
+});
 const IdempotencyKey = Type.String({
   pattern: "^[\\x21-\\x7e]{1,255}$",
   description: "Makes a retry of the same invocation answer the run created first (as the REST API's Idempotency-Key)",
@@ -123,7 +126,12 @@ async function invoke(
   });
   call.state.started(snapshot.id, workspace);
   const until = Date.now() + waitMsOf(request.waitSeconds);
-  const outcome = await deps.follow(call.principal, snapshot.id, { waitMs: until - Date.now(), signal: call.signal, onEvent: call.progress, reportFirstRead: true });
+  const outcome = await deps.follow(call.principal, snapshot.id, {
+    waitMs: until - Date.now(),
+    signal: call.signal,
+    onEvent: call.progress,
+    reportFirstRead: true,
+  });
   return invocationAnswer(capability.id, await approveByElicitation(call, deps, outcome, until));
 }
 
@@ -162,7 +170,8 @@ const invokeCapability: McpTool<typeof InvokeCapability> = {
 
 const knowledgeSearch: McpTool<typeof KnowledgeSearch> = {
   name: "knowledge_search",
-  description: "Searches the tenant's knowledge base (capability tool:knowledge_search, as a Steward run): passages with document id, title and score, and the evidence.",
+  description:
+    "Searches the tenant's knowledge base (capability tool:knowledge_search, as a Steward run): passages with document id, title and score, and the evidence.",
   input: KnowledgeSearch,
   readOnly: true,
   decision: startsRun,

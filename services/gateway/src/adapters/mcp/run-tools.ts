@@ -27,7 +27,11 @@ const RunQuestionObserve = Type.Object(
 );
 const GetRun = Type.Object({ run_id: RunId, wait_seconds: Type.Optional(WaitSeconds) }, closed);
 const AnswerQuestion = Type.Object(
-  { run_id: RunId, answer: Type.String({ minLength: 1, maxLength: 4000, description: "The answer to the question the run asked" }), wait_seconds: Type.Optional(WaitSeconds) },
+  {
+    run_id: RunId,
+    answer: Type.String({ minLength: 1, maxLength: 4000, description: "The answer to the question the run asked" }),
+    wait_seconds: Type.Optional(WaitSeconds),
+  },
   closed,
 );
 const ApproveCall = Type.Object(
@@ -76,7 +80,12 @@ function runQuestion(mode: McpMode): McpTool {
       });
       call.state.started(snapshot.id, mayWrite(call.session.mode) ? call.state.workspace : null);
       const until = Date.now() + waitMsOf(args.wait_seconds);
-      const outcome = await deps.follow(call.principal, snapshot.id, { waitMs: until - Date.now(), signal: call.signal, onEvent: call.progress, reportFirstRead: true });
+      const outcome = await deps.follow(call.principal, snapshot.id, {
+        waitMs: until - Date.now(),
+        signal: call.signal,
+        onEvent: call.progress,
+        reportFirstRead: true,
+      });
       return approveByElicitation(call, deps, outcome, until);
     },
   };
@@ -125,4 +134,3 @@ export const runTools = (mode: McpMode): Partial<Record<McpToolName, McpTool>> =
   answer_question: answerQuestion as unknown as McpTool,
   approve_call: approveCall as unknown as McpTool,
 });
-

@@ -90,10 +90,13 @@ export function createMcpSessions<T extends ClosableSession>(
     session.handle.close().catch((err: unknown) => logger.warn({ err, mcp_session: id }, "closing an MCP session failed"));
   }
 
-  const sweep = setInterval(() => {
-    const idleSince = now() - limits.idleMs;
-    for (const s of [...sessions.values()]) if (s.lastUsedAt < idleSince) close(s.id, CLOSE_REASONS.idle);
-  }, Math.min(60_000, Math.max(1_000, Math.floor(limits.idleMs / 4))));
+  const sweep = setInterval(
+    () => {
+      const idleSince = now() - limits.idleMs;
+      for (const s of [...sessions.values()]) if (s.lastUsedAt < idleSince) close(s.id, CLOSE_REASONS.idle);
+    },
+    Math.min(60_000, Math.max(1_000, Math.floor(limits.idleMs / 4))),
+  );
   sweep.unref();
 
   return {

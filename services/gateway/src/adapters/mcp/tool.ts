@@ -67,7 +67,10 @@ export interface McpTool<S extends TObject = TObject> {
   readonly input: S;
   readonly readOnly: boolean;
   /** The point and resource the PDP decides the call on (with the session in the context), and the run it names. */
-  decision(args: Static<S>, session: McpSessionRef): { point: PolicyPoint; resource: { type: string; id: string }; runId?: string; approvalChannel?: ApprovalChannel };
+  decision(
+    args: Static<S>,
+    session: McpSessionRef,
+  ): { point: PolicyPoint; resource: { type: string; id: string }; runId?: string; approvalChannel?: ApprovalChannel };
   run(call: McpCall<Static<S>>, deps: McpToolDeps): Promise<unknown>;
 }
 
@@ -99,4 +102,3 @@ export function failureOf(err: unknown, logger: Logger, session: McpSessionRef):
   logger.error({ err, mcp_session: session.id }, "MCP tool call failed");
   return { code: "10500", message: "internal error" };
 }
-

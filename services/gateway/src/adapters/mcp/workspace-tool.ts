@@ -5,7 +5,12 @@ import { newTraceparent } from "../http/trace-context";
 import { McpToolFailure, closed, type McpCall, type McpTool, type McpToolDeps } from "./tool";
 
 const SelectWorkspace = Type.Object(
-  { dataset: Type.String({ pattern: "^[a-z][a-z0-9_]{0,62}$", description: "A dataset of your tenant you may use (focus_dataset without arguments lists them in a run)" }) },
+  {
+    dataset: Type.String({
+      pattern: "^[a-z][a-z0-9_]{0,62}$",
+      description: "A dataset of your tenant you may use (focus_dataset without arguments lists them in a run)",
+    }),
+  },
   closed,
 );
 

@@ -23,18 +23,25 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
   const namespace = freshNamespace("p");
 
   async function startReplica(): Promise<Replica> {
-    const service = composePolicyService({ pool, activations: deferredAttached(nc, namespace), policyDir: defaultPolicyDir, logger: createLogger("policy", "silent") });
+    const service = composePolicyService({
+      pool,
+      activations: deferredAttached(nc, namespace),
+      policyDir: defaultPolicyDir,
+      logger: createLogger("policy", "silent"),
+    });
     const port = await bindGrpc(service.server, "127.0.0.1:0");
     const replica = { ...service, pdp: createPolicyDecisionApi(`127.0.0.1:${port}`), admin: createPolicyAdminApi(`127.0.0.1:${port}`) };
     replicas.push(replica);
     return replica;
   }
 
-  const ask = (r: Replica, principal: { tenantId: string; userId: string; roles?: string[]; rolesFromToken: boolean }, action = "agent.run.create", context: Record<string, string> = {}) =>
-    r.pdp.decide(
-      DecideRequest.fromPartial({ principal: { roles: [], ...principal }, action, resource: resourceFor(action), context }),
-      { deadlineMs: 5000 },
-    );
+  const ask = (
+    r: Replica,
+    principal: { tenantId: string; userId: string; roles?: string[]; rolesFromToken: boolean },
+    action = "agent.run.create",
+    context: Record<string, string> = {},
+  ) =>
+    r.pdp.decide(DecideRequest.fromPartial({ principal: { roles: [], ...principal }, action, resource: resourceFor(action), context }), { deadlineMs: 5000 });
 
   beforeAll(async () => {
     db = await freshDatabase("steward_policy_grpc");
@@ -94,7 +101,11 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
   });
 
   it("refuses to store a set that does not validate, with the reason", async () => {
-    const bad = replicas[0].admin.uploadPolicySet({ tenantId: "acme", policies: '@id("x")\npermit (principal, action == Steward::Action::"nope", resource);', createdBy: "root" });
+    const bad = replicas[0].admin.uploadPolicySet({
+      tenantId: "acme",
+      policies: '@id("x")\npermit (principal, action == Steward::Action::"nope", resource);',
+      createdBy: "root",
+    });
     await expect(bad).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining("nope") });
     expect((await replicas[0].admin.listPolicySets({ tenantId: "acme", beforeVersion: 0, limit: 10 })).sets).toHaveLength(1);
   });
@@ -103,15 +114,27 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
     const strict = `@id("admins-only")\npermit (principal in Steward::Role::"admin", action, resource);`;
     const draft = await replicas[0].admin.uploadPolicySet({ tenantId: "acme", policies: strict, createdBy: "root" });
     expect(draft).toMatchObject({ version: 2, status: "draft", policyIds: ["admins-only"] });
-    const dry = await replicas[0].admin.dryRun({ tenantId: "acme", version: 2, userId: "alice", roles: ["member"], action: "agent.run.create", resourceType: "run", resourceId: "", elevated: false });
+    const dry = await replicas[0].admin.dryRun({
+      tenantId: "acme",
+      version: 2,
+      userId: "alice",
+      roles: ["member"],
+      action: "agent.run.create",
+      resourceType: "run",
+      resourceId: "",
+      elevated: false,
+    });
     expect(dry).toMatchObject({ permit: false, code: "60500", version: 2 });
     const alice = { tenantId: "acme", userId: "alice", roles: ["member"], rolesFromToken: true };
     expect((await ask(replicas[1], alice)).permit).toBe(true); // replica 1 caches version 1
     await replicas[0].admin.activatePolicySet({ tenantId: "acme", version: 2, activatedBy: "root" });
-    const denied = await waitFor(async () => {
-      const d = await ask(replicas[1], alice);
-      return d.permit ? undefined : d;
-    }, { timeoutMs: 10_000, what: "replica 1 to see the activation" });
+    const denied = await waitFor(
+      async () => {
+        const d = await ask(replicas[1], alice);
+        return d.permit ? undefined : d;
+      },
+      { timeoutMs: 10_000, what: "replica 1 to see the activation" },
+    );
     expect(denied.code).toBe("60500");
     const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "acme", runId: "", limit: 1000, afterId: 0, mcpSessionId: "" });
     expect(decisions[decisions.length - 1].policyVersion).toBe(2);
@@ -137,13 +160,26 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
       reasons: ["policy evaluation error in overflowing-forbid"],
       policyIds: ["overflowing-forbid"],
     });
-    expect(await ask(replicas[0], alice, "agent.run.create", { run_id: runId })).toMatchObject({ permit: false, code: "60503", policyIds: ["overflowing-permit"] });
+    expect(await ask(replicas[0], alice, "agent.run.create", { run_id: runId })).toMatchObject({
+      permit: false,
+      code: "60503",
+      policyIds: ["overflowing-permit"],
+    });
     const { decisions } = await replicas[0].admin.queryDecisions({ tenantId: "initech", runId, limit: 10, afterId: 0, mcpSessionId: "" });
     expect(decisions.map((d) => [d.action, d.permit, d.code, d.policyIds, d.policyVersion])).toEqual([
       ["agent.run.read", false, "60503", ["overflowing-forbid"], v2.version],
       ["agent.run.create", false, "60503", ["overflowing-permit"], v2.version],
     ]);
-    const dry = await replicas[0].admin.dryRun({ tenantId: "initech", version: v2.version, userId: "alice", roles: ["member"], action: "agent.run.read", resourceType: "run", resourceId: "", elevated: false });
+    const dry = await replicas[0].admin.dryRun({
+      tenantId: "initech",
+      version: v2.version,
+      userId: "alice",
+      roles: ["member"],
+      action: "agent.run.read",
+      resourceType: "run",
+      resourceId: "",
+      elevated: false,
+    });
     expect(dry).toMatchObject({ permit: false, code: "60503", policyIds: ["overflowing-forbid"], version: v2.version });
     expect(dry.errors).toEqual([expect.stringMatching(/^overflowing-forbid: .*overflow/)]);
   });
@@ -152,7 +188,13 @@ describe("the policy service over gRPC: Cedar PDP, administration, decision log,
     const carol = { tenantId: "globex", userId: "carol", roles: ["member"], rolesFromToken: true };
     const plain = await ask(replicas[0], carol, "knowledge.document.write");
     expect(plain).toMatchObject({ permit: false, code: "60500" });
-    const session = await replicas[0].admin.createElevation({ tenantId: "globex", userId: "carol", actions: ["knowledge.document.write"], ttlSeconds: 600, grantedBy: "root" });
+    const session = await replicas[0].admin.createElevation({
+      tenantId: "globex",
+      userId: "carol",
+      actions: ["knowledge.document.write"],
+      ttlSeconds: 600,
+      grantedBy: "root",
+    });
     const ctx = { elevation_session_id: session.id };
     expect(await ask(replicas[1], carol, "knowledge.document.write", ctx)).toMatchObject({ permit: true, policyIds: ["elevation-grants"] });
     expect(await ask(replicas[1], { ...carol, userId: "mallory" }, "knowledge.document.write", ctx)).toMatchObject({ permit: false, code: "60501" });

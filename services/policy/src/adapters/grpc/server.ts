@@ -1,4 +1,14 @@
-import { allowPeers, callStreamsOf, createGrpcServer, grpc, grpcError, serveCallStream, type CallStreams, type Logger, type PeerRules } from "@steward/platform";
+import {
+  allowPeers,
+  callStreamsOf,
+  createGrpcServer,
+  grpc,
+  grpcError,
+  serveCallStream,
+  type CallStreams,
+  type Logger,
+  type PeerRules,
+} from "@steward/platform";
 import { PolicyAdminService, PolicyDecisionService, type DecideRequest, type DecideResponse, type PolicyDecisionServer } from "@steward/proto";
 import type { DecisionHandler } from "@steward/pdp";
 import type { PolicyAdmin } from "../../app/admin";
@@ -40,7 +50,11 @@ function policyDecisionService(handle: DecisionHandler, logger: Logger, streams:
         (err: grpc.ServiceError) => callback(err),
       );
     },
-    decideEach: serveCallStream(streams, (req: DecideRequest, meta) => decide(req, meta.traceparent), (err) => err as grpc.ServiceError),
+    decideEach: serveCallStream(
+      streams,
+      (req: DecideRequest, meta) => decide(req, meta.traceparent),
+      (err) => err as grpc.ServiceError,
+    ),
   };
 }
 

@@ -31,9 +31,12 @@ describe("decision metrics", () => {
 
   it("times a failed decision as an error and passes the failure on", async () => {
     const metrics = createMetrics("policy", { defaults: false });
-    const handle = withDecisionMetrics((async () => {
-      throw new Error("PostgreSQL is away");
-    }) as DecisionHandler, metrics);
+    const handle = withDecisionMetrics(
+      (async () => {
+        throw new Error("PostgreSQL is away");
+      }) as DecisionHandler,
+      metrics,
+    );
     await expect(handle(query)).rejects.toThrow("PostgreSQL is away");
     const text = await metrics.text();
     expect(sampleValue(text, "steward_policy_decision_duration_seconds_count", { effect: "error" })).toBe(1);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { bindGrpc, createLogger, createPool, grpc, shutdownGrpc, type Pool } from "@steward/platform";
-import { createToolExecApi, InvokeRequest, ToolExecClient, type PolicyDecisionApi, type ToolExecApi } from "@steward/proto";
+import { createToolExecApi, type InvokeRequest, ToolExecClient, type PolicyDecisionApi, type ToolExecApi } from "@steward/proto";
 import { dropDatabase, ensureDatabase, grantDataset, parseDatasetTenants } from "@steward/store";
 import { createToolExecGrpcServer } from "./server";
 import { createInvokeHandler, type InvokeCommand, type InvokeOutcome } from "../../app/invoke-tool";
@@ -51,7 +51,10 @@ describe("the data tools over ToolExec.Invoke: per-tenant datasets and cancellat
     await grantDataset(pool, "umbrella", "ledger", [], { userId: "root" });
 
     const listed = parseDatasetTenants(JSON.stringify({ demo: ["acme", "initech"], ledger: ["globex", "initech"] }));
-    const datasets = parseDatasets({ DATASETS: JSON.stringify({ demo: { schema: "demo_data" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }) }, app.url);
+    const datasets = parseDatasets(
+      { DATASETS: JSON.stringify({ demo: { schema: "demo_data" }, ledger: { url: asDatasetReader(ledgerUrl), schema: "ledger_data" } }) },
+      app.url,
+    );
     const readers = createDatasetReaders(datasets, { rowLimit: 50, timeoutMs: 20_000 }, (config, limits) => {
       opened.push(config.name);
       return createDatasetReader(config.url, config.schema, limits);
@@ -162,7 +165,12 @@ describe("the data tools over ToolExec.Invoke: per-tenant datasets and cancellat
     await invoke(run, "acme", 1, "focus_dataset", { dataset: "demo" });
     expect(await activeSleeps()).toBe(0);
     const answered = new Promise<grpc.ServiceError | null>((resolve) => {
-      const call = raw.invoke(request(run, "acme", 2, "run_query", { sql: "select pg_sleep(60)" }), new grpc.Metadata(), { deadline: Date.now() + 60_000 }, (err) => resolve(err));
+      const call = raw.invoke(
+        request(run, "acme", 2, "run_query", { sql: "select pg_sleep(60)" }),
+        new grpc.Metadata(),
+        { deadline: Date.now() + 60_000 },
+        (err) => resolve(err),
+      );
       void waitFor(async () => ((await activeSleeps()) === 1 ? true : undefined), { timeoutMs: 10_000, what: "the sleep to run" }).then(() => call.cancel());
     });
     expect((await answered)?.code).toBe(grpc.status.CANCELLED);

@@ -56,7 +56,10 @@ interface ServerDeps {
 export function createToolExecGrpcServer(deps: ServerDeps): grpc.Server {
   const server = createGrpcServer({ interceptors: [allowPeers(toolExecPeers, deps.logger)] });
   const impl = toolExecImpl(deps);
-  server.addService(ToolExecService, servedBy(() => impl, callStreamsOf(server), deps.logger));
+  server.addService(
+    ToolExecService,
+    servedBy(() => impl, callStreamsOf(server), deps.logger),
+  );
   return server;
 }
 
@@ -67,7 +70,10 @@ export function createToolExecGrpcServer(deps: ServerDeps): grpc.Server {
 export function createDeferredToolExecServer(logger?: Logger): { server: grpc.Server; attach(deps: ServerDeps): void } {
   let impl: ToolExecImpl | null = null;
   const server = createGrpcServer({ interceptors: [allowPeers(toolExecPeers, logger)] });
-  server.addService(ToolExecService, servedBy(() => impl, callStreamsOf(server), logger));
+  server.addService(
+    ToolExecService,
+    servedBy(() => impl, callStreamsOf(server), logger),
+  );
   return { server, attach: (deps) => void (impl = toolExecImpl(deps)) };
 }
 

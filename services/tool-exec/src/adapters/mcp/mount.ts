@@ -16,7 +16,10 @@ export interface MountedMcp {
 
 /** The model-facing name of a mounted tool: `mcp_<server>_<tool>`, within the registry's name rules. */
 export function mountedName(server: string, tool: string): string {
-  return `mcp_${server}_${tool}`.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 64);
+  return `mcp_${server}_${tool}`
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "_")
+    .slice(0, 64);
 }
 
 function textOf(content: unknown): string[] {
@@ -62,7 +65,13 @@ export async function mountMcpServers(configs: readonly McpServerConfig[], logge
       const point = `mcp.${config.name}.${t.name}` as McpPolicyPoint;
       const access = accessOf(config, t.name);
       const hints = describeHints(t.annotations);
-      mounted.push({ tool: t.name, safety: access.safety, require_confirmation: access.requireConfirmation, idempotent: access.idempotent, server_hints: hints });
+      mounted.push({
+        tool: t.name,
+        safety: access.safety,
+        require_confirmation: access.requireConfirmation,
+        idempotent: access.idempotent,
+        server_hints: hints,
+      });
       tools.push({
         name: mountedName(config.name, t.name),
         description: mountedDescription(config.name, t.description ?? t.name, hints),
@@ -83,7 +92,10 @@ export async function mountMcpServers(configs: readonly McpServerConfig[], logge
         },
       });
     }
-    const unknown = unknownConfiguredTools(config, listed.map((t) => t.name));
+    const unknown = unknownConfiguredTools(
+      config,
+      listed.map((t) => t.name),
+    );
     if (unknown.length > 0) logger.warn({ server: config.name, tools: unknown }, "MCP_SERVERS configures tools the server does not offer");
     logger.info({ server: config.name, transport: config.transport, tools: mounted }, "MCP server mounted");
   }

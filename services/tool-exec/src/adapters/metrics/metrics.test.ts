@@ -42,9 +42,13 @@ describe("tool-exec metrics", () => {
 
   it("counts a call that throws as an error and passes the error on", async () => {
     const metrics = createMetrics("tool-exec", { defaults: false });
-    const invoke = withInvokeMetrics((async () => {
-      throw new Error("no such run");
-    }) as InvokeHandler, metrics, new Set(["save_note"]));
+    const invoke = withInvokeMetrics(
+      (async () => {
+        throw new Error("no such run");
+      }) as InvokeHandler,
+      metrics,
+      new Set(["save_note"]),
+    );
     await expect(invoke(cmd("save_note"))).rejects.toThrow("no such run");
     expect(sampleValue(await metrics.text(), "steward_tool_call_duration_seconds_count", { tool: "save_note", result: "error" })).toBe(1);
   });

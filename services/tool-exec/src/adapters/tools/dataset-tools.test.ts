@@ -76,7 +76,11 @@ describe("the data tools act on a dataset the tenant grants, the run's focused o
       const refused = await call("focus_dataset", ctx("r-acme", "acme"), { dataset: name });
       expect(refused).toEqual({
         resultCode: "DATASET_NOT_ALLOWED",
-        result: { error_code: "DATASET_NOT_ALLOWED", note: `no dataset "${name.trim().toLowerCase()}" is available to you in this tenant`, available: [{ name: "demo", description: "A small shop" }] },
+        result: {
+          error_code: "DATASET_NOT_ALLOWED",
+          note: `no dataset "${name.trim().toLowerCase()}" is available to you in this tenant`,
+          available: [{ name: "demo", description: "A small shop" }],
+        },
       });
       expect(refused.nextState).toBeUndefined();
     }
@@ -90,7 +94,12 @@ describe("the data tools act on a dataset the tenant grants, the run's focused o
   });
 
   it("before any focus, the data tools answer DATASET_NOT_FOCUSED and read nothing", async () => {
-    for (const [name, input] of [["list_tables", {}], ["describe_table", { table: "orders" }], ["validate_query", { sql: "select 1" }], ["run_query", { sql: "select 1" }]] as const) {
+    for (const [name, input] of [
+      ["list_tables", {}],
+      ["describe_table", { table: "orders" }],
+      ["validate_query", { sql: "select 1" }],
+      ["run_query", { sql: "select 1" }],
+    ] as const) {
       expect([name, (await call(name, ctx("r-fresh", "acme"), input)).resultCode]).toEqual([name, "DATASET_NOT_FOCUSED"]);
     }
     expect([opened, asked]).toEqual([[], []]);

@@ -38,7 +38,14 @@ const refused = (err: unknown): ToolOutcome => {
 
 // Idempotent for the runner (a call found in flight after a crash is sent again), but never answered from a
 // stored result: what a data call means depends on the run's focus at that moment, which a later focus changes.
-const common = { safety: "read" as const, policyPoint: "dataset.read" as const, abortOnDeny: false, requireConfirmation: false, idempotent: true, reuseResult: false };
+const common = {
+  safety: "read" as const,
+  policyPoint: "dataset.read" as const,
+  abortOnDeny: false,
+  requireConfirmation: false,
+  idempotent: true,
+  reuseResult: false,
+};
 
 /**
  * The data tools: focus one of the datasets the tenant grants the user (the state transition that unlocks the
@@ -57,7 +64,8 @@ export function datasetTools(deps: { access: DatasetAccess; readers: DatasetRead
     if (!focus.allowed) return refusal(DatasetRefusal.notAllowed, `dataset "${focus.dataset}" is no longer available to you in this tenant`);
     return deps.readers.reader(focus.dataset) ?? refusal(DatasetRefusal.unavailable, `dataset "${focus.dataset}" is not configured on this deployment`);
   }
-  const onFocused = <I>(work: (reader: DatasetReader, ctx: ToolContext, input: I) => Promise<ToolOutcome>) =>
+  const onFocused =
+    <I>(work: (reader: DatasetReader, ctx: ToolContext, input: I) => Promise<ToolOutcome>) =>
     async (ctx: ToolContext, input: I): Promise<ToolOutcome> => {
       const reader = await focusedReader(ctx);
       if (!("select" in reader)) return reader;
@@ -72,8 +80,7 @@ export function datasetTools(deps: { access: DatasetAccess; readers: DatasetRead
     {
       ...common,
       name: "focus_dataset",
-      description:
-        "Focus a dataset so that its tables can be explored and queried. Call it without `dataset` to list the datasets you may focus.",
+      description: "Focus a dataset so that its tables can be explored and queried. Call it without `dataset` to list the datasets you may focus.",
       input: FocusInput,
       normalise: (i: { dataset?: string }) => (i.dataset === undefined ? {} : { dataset: i.dataset.trim().toLowerCase() }),
       exploration: false,
@@ -81,7 +88,9 @@ export function datasetTools(deps: { access: DatasetAccess; readers: DatasetRead
         const granted = await deps.access.granted(ctx.tenantId, ctx.userId);
         const available = granted.filter((name) => described.has(name)).map(entry);
         if (input.dataset === undefined) {
-          return { result: { available, note: available.length ? "call focus_dataset with one of these names" : "no dataset is available to you in this tenant" } };
+          return {
+            result: { available, note: available.length ? "call focus_dataset with one of these names" : "no dataset is available to you in this tenant" },
+          };
         }
         const wanted = input.dataset.trim().toLowerCase();
         if (!granted.includes(wanted)) {
@@ -158,7 +167,15 @@ export function datasetTools(deps: { access: DatasetAccess; readers: DatasetRead
         const notes: string[] = [];
         if (r.rows.length > SHOWN_ROWS) notes.push(`showing ${SHOWN_ROWS} of ${r.rows.length} rows`);
         if (r.truncated) notes.push(`the result was cut at ${r.rows.length} rows; aggregate or filter to see everything`);
-        return { result: { sql: input.sql.slice(0, 300), columns: r.columns, rows: shown, row_count: r.rows.length, ...(notes.length ? { note: notes.join("; ") } : {}) } };
+        return {
+          result: {
+            sql: input.sql.slice(0, 300),
+            columns: r.columns,
+            rows: shown,
+            row_count: r.rows.length,
+            ...(notes.length ? { note: notes.join("; ") } : {}),
+          },
+        };
       }),
     },
   ];

@@ -15,8 +15,7 @@ const Input = Type.Object(
 export function knowledgeSearchTool(pool: Pool): ToolDefinition<typeof Input> {
   return {
     name: "knowledge_search",
-    description:
-      "Search the tenant's knowledge base. Returns the most relevant passages with their document id, title and score.",
+    description: "Search the tenant's knowledge base. Returns the most relevant passages with their document id, title and score.",
     input: Input,
     normalise: (input) => ({ query: input.query.trim().replace(/\s+/g, " ").toLowerCase(), limit: input.limit ?? 5 }),
     safety: "read",

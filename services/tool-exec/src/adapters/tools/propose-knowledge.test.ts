@@ -41,7 +41,18 @@ describe("propose_knowledge", () => {
       state: initialRunState,
       namespace: "tool",
       events: [
-        { type: "run.queued", data: { input: "hi", mode: "agent", response_language: null, created_by: "ana", created_at: at, deadline_at: addSeconds(at, 180), thread_id: threadId } },
+        {
+          type: "run.queued",
+          data: {
+            input: "hi",
+            mode: "agent",
+            response_language: null,
+            created_by: "ana",
+            created_at: at,
+            deadline_at: addSeconds(at, 180),
+            thread_id: threadId,
+          },
+        },
       ],
     });
     return runId;
@@ -57,7 +68,12 @@ describe("propose_knowledge", () => {
     elevationSessionId: "",
   });
   const stored = async (runId: string) =>
-    (await db.pool.query("SELECT id::text, title, content, evidence_quote, step_no, thread_id::text FROM knowledge_proposals WHERE run_id = $1 ORDER BY created_at", [runId])).rows;
+    (
+      await db.pool.query(
+        "SELECT id::text, title, content, evidence_quote, step_no, thread_id::text FROM knowledge_proposals WHERE run_id = $1 ORDER BY created_at",
+        [runId],
+      )
+    ).rows;
 
   it("asks the PDP for knowledge.proposal.create, queues a pending proposal of the run's thread, and a retry never queues twice", async () => {
     const thread = randomUUID();
@@ -70,7 +86,14 @@ describe("propose_knowledge", () => {
     const again = await invoke(call(run, { ...args, title: "Nuuk ferry" }, 3));
     expect([again.replayed, again.result.result]).toEqual([true, first.result.result]);
     expect(await stored(run)).toEqual([
-      { id: (first.result.result as { proposal_id: string }).proposal_id, title: "Nuuk ferry", content: args.content, evidence_quote: "weekly ferry", step_no: 3, thread_id: thread },
+      {
+        id: (first.result.result as { proposal_id: string }).proposal_id,
+        title: "Nuuk ferry",
+        content: args.content,
+        evidence_quote: "weekly ferry",
+        step_no: 3,
+        thread_id: thread,
+      },
     ]);
   });
 

@@ -13,7 +13,12 @@ const Input = Type.Object(
     title: Type.String({ minLength: 1, maxLength: 200, pattern: NOT_BLANK, description: "A short title for the entry, 1-200 characters" }),
     content: Type.String({ minLength: 1, maxLength: 4000, pattern: NOT_BLANK, description: "The fact or rule to remember, 1-4000 characters" }),
     evidence_quote: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, pattern: NOT_BLANK, description: "A short quote from this run's evidence that supports it, up to 1000 characters" }),
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        pattern: NOT_BLANK,
+        description: "A short quote from this run's evidence that supports it, up to 1000 characters",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -46,7 +51,10 @@ function outcomeOf(queued: QueueProposalOutcome): ToolOutcome {
           : queued.limit === "thread"
             ? `this thread already has ${queued.max} proposals waiting for review`
             : `you already have ${queued.max} proposals outside threads waiting for review`;
-      return { resultCode: code, result: { error_code: code, limit: queued.limit, max: queued.max, note: `${what}; nothing was queued, do not propose again` } };
+      return {
+        resultCode: code,
+        result: { error_code: code, limit: queued.limit, max: queued.max, note: `${what}; nothing was queued, do not propose again` },
+      };
     }
     case "no_run":
       throw new Error("the call's run is not in the runs projection");
@@ -84,7 +92,12 @@ export function proposeKnowledgeTool(pool: Pool): ToolDefinition<typeof Input> {
         const code = ProposalResultCode.rejected;
         return {
           resultCode: code,
-          result: { error_code: code, reason: finding.reason, field: finding.field, note: `the ${finding.field} carries ${finding.reason.replace("_", " ")}: nothing was stored` },
+          result: {
+            error_code: code,
+            reason: finding.reason,
+            field: finding.field,
+            note: `the ${finding.field} carries ${finding.reason.replace("_", " ")}: nothing was stored`,
+          },
         };
       }
       const proposal = {

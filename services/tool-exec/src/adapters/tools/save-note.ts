@@ -39,7 +39,10 @@ export function saveNoteTool(pool: Pool): ToolDefinition<typeof Input> {
       } catch (err) {
         if (!(err instanceof KnowledgeFullError)) throw err;
         // Refused before anything was written: the run learns why, and the record keeps the answer.
-        return { resultCode: KNOWLEDGE_FULL, result: { error_code: KNOWLEDGE_FULL, max: err.max, note: "the knowledge base is full; nothing was saved, do not try again" } };
+        return {
+          resultCode: KNOWLEDGE_FULL,
+          result: { error_code: KNOWLEDGE_FULL, max: err.max, note: "the knowledge base is full; nothing was saved, do not try again" },
+        };
       }
     },
   };

@@ -110,21 +110,19 @@ export async function testTools(pool: Pool): Promise<AnyToolDefinition[]> {
     testTool<{ bytes: number }>(
       "test_big_result",
       "answers one row whose text cell is `bytes` characters long (a dataset cell too big for an event).",
-      async (_ctx, input) => ({ result: { columns: ["id", "body"], rows: [[1, "0123456789".repeat(Math.ceil(input.bytes / 10)).slice(0, input.bytes)]], row_count: 1 } }),
+      async (_ctx, input) => ({
+        result: { columns: ["id", "body"], rows: [[1, "0123456789".repeat(Math.ceil(input.bytes / 10)).slice(0, input.bytes)]], row_count: 1 },
+      }),
       { input: BigInput, normalise: (i: { bytes: number }) => ({ bytes: i.bytes }) },
     ),
     // Reads on tool-exec's own connection, so it sees only what the policy service had committed when it ran.
-    testTool(
-      "test_witness",
-      "reports the policy decisions already committed for its own call (run, step, tool) at the moment it runs.",
-      async (ctx) => {
-        const { rows } = await pool.query<{ fingerprint: string | null; permit: boolean }>(
-          "SELECT fingerprint, permit FROM policy_decisions WHERE run_id = $1 AND step_no = $2 AND resource_id = 'test_witness' ORDER BY id",
-          [ctx.runId, ctx.stepNo],
-        );
-        return { result: { decisions_seen: rows } };
-      },
-    ),
+    testTool("test_witness", "reports the policy decisions already committed for its own call (run, step, tool) at the moment it runs.", async (ctx) => {
+      const { rows } = await pool.query<{ fingerprint: string | null; permit: boolean }>(
+        "SELECT fingerprint, permit FROM policy_decisions WHERE run_id = $1 AND step_no = $2 AND resource_id = 'test_witness' ORDER BY id",
+        [ctx.runId, ctx.stepNo],
+      );
+      return { result: { decisions_seen: rows } };
+    }),
     testTool("test_guarded", "a tool the run depends on (AbortOnDeny) behind a point members do not hold.", async () => ({ result: { ran: true } }), {
       policyPoint: "knowledge.document.write",
       abortOnDeny: true,

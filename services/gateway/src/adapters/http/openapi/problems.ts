@@ -4,7 +4,10 @@ import { BODY_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE } from "../problem";
 
 /** Each HTTP status a route may answer with a problem document, its Steward code, and what it means there. */
 const CODES: Record<number, { readonly code: number; readonly meaning: string }> = {
-  400: { code: ApiErrorCode.malformed, meaning: "malformed request: a closed-object violation, a bad or repeated query key, a body that is not JSON, invalid text, a URL that does not decode" },
+  400: {
+    code: ApiErrorCode.malformed,
+    meaning: "malformed request: a closed-object violation, a bad or repeated query key, a body that is not JSON, invalid text, a URL that does not decode",
+  },
   401: { code: ApiErrorCode.unauthenticated, meaning: "missing or invalid bearer token" },
   403: { code: ApiErrorCode.forbidden, meaning: "the policy decision point denied the route's policy point" },
   404: { code: ApiErrorCode.notFound, meaning: "no such resource, or not the caller's" },
@@ -40,12 +43,22 @@ export function problemSchema(status: number): TSchema {
     {
       $id: problemSchemaId(status),
       description: `${status} / ${code}: ${meaning}`,
-      examples: [{ type: `https://steward.dev/problems/${code}`, title: TITLE_EXAMPLES[status] ?? "Error", status, code, detail: DETAIL_EXAMPLES[status] ?? meaning }],
+      examples: [
+        { type: `https://steward.dev/problems/${code}`, title: TITLE_EXAMPLES[status] ?? "Error", status, code, detail: DETAIL_EXAMPLES[status] ?? meaning },
+      ],
     },
   );
 }
 
-const TITLE_EXAMPLES: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 422: "Unprocessable Content", 429: "Too Many Requests" };
+const TITLE_EXAMPLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+};
 const DETAIL_EXAMPLES: Record<number, string> = {
   400: "the request body is malformed at /mode: Expected union value",
   401: "missing or invalid credentials",

@@ -29,8 +29,7 @@ export function registerOpenApi(app: FastifyInstance): void {
   void app.register(swagger, {
     // Shared schemas keep their `$id` as their name in components/schemas.
     refResolver: { buildLocalReference: (json: { $id?: unknown }, _base: unknown, _fragment: unknown, i: number) => String(json.$id ?? `def-${i}`) },
-    transformObject: (document) =>
-      "openapiObject" in document ? withOptionalBodies(document.openapiObject as OpenApiObject) : document.swaggerObject,
+    transformObject: (document) => ("openapiObject" in document ? withOptionalBodies(document.openapiObject as OpenApiObject) : document.swaggerObject),
     openapi: {
       openapi: "3.1.0",
       info: { title: "Steward API", version: API_VERSION, description: DESCRIPTION },
@@ -68,7 +67,6 @@ export function registerOpenApi(app: FastifyInstance): void {
 interface OpenApiObject {
   paths?: Record<string, Record<string, { requestBody?: { required?: boolean }; [BODY_OPTIONAL]?: boolean }>>;
 }
-
 
 /** Fastify's body schema says nothing of leaving the body out: routes that allow it say so with BODY_OPTIONAL. */
 function withOptionalBodies(document: OpenApiObject): OpenApiObject {

@@ -16,7 +16,10 @@ const UNLIMITED_ROUTES = new Set(["/healthz", "/readyz"]);
 const RUN_CREATION = { method: "POST", url: "/v1/agents/runs" };
 
 /** Whether one more run may be created by a principal now (a run created inside another request: MCP run_question). */
-export type RunCreationAllowance = (caller: { tenantId: string; userId: string }) => Promise<{ admitted: true } | { admitted: false; scope: string; retryAfterSeconds: number }>;
+export type RunCreationAllowance = (caller: {
+  tenantId: string;
+  userId: string;
+}) => Promise<{ admitted: true } | { admitted: false; scope: string; retryAfterSeconds: number }>;
 
 /**
  * The run-creation counters alone (per user and per tenant), drawn by a run that is not created through

@@ -94,13 +94,24 @@ export function createSharedAllowance(lease: LeaseBuckets, logger: Logger, optio
       const at = now();
       if (at - lastWarning > 10_000) {
         lastWarning = at;
-        logger.warn({ error_class: (err as Error)?.name, code: (err as { code?: string })?.code }, "rate limits: the shared counter is unreachable; each replica admits a bounded share on its own");
+        logger.warn(
+          { error_class: (err as Error)?.name, code: (err as { code?: string })?.code },
+          "rate limits: the shared counter is unreachable; each replica admits a bounded share on its own",
+        );
       }
       for (const a of asks) {
         const before = current(a.bucket, at);
         // One lease's worth per fallback period: the trickle used up, the bucket refuses until the period ends.
         if (before && before.window === FALLBACK) before.spent = true;
-        else held.set(a.bucket, { allowance: (before?.allowance ?? 0) + a.want, leased: before?.leased ?? 0, capacity: a.capacity, window: FALLBACK, endsAt: at + fallbackMs, spent: false });
+        else
+          held.set(a.bucket, {
+            allowance: (before?.allowance ?? 0) + a.want,
+            leased: before?.leased ?? 0,
+            capacity: a.capacity,
+            window: FALLBACK,
+            endsAt: at + fallbackMs,
+            spent: false,
+          });
       }
     }
   }
@@ -154,7 +165,8 @@ export function createSharedAllowance(lease: LeaseBuckets, logger: Logger, optio
           if (h && h.allowance > 0) continue;
           if (h && h.spent) {
             const retryAfterSeconds = Math.max(1, Math.ceil((h.endsAt - at) / 1000));
-            if (!refusal || (refusal.admitted === false && retryAfterSeconds > refusal.retryAfterSeconds)) refusal = { admitted: false, scope: b.scope, retryAfterSeconds };
+            if (!refusal || (refusal.admitted === false && retryAfterSeconds > refusal.retryAfterSeconds))
+              refusal = { admitted: false, scope: b.scope, retryAfterSeconds };
             continue;
           }
           dry.push(b);

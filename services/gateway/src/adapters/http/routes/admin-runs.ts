@@ -20,8 +20,7 @@ const PAGE = "^[1-9][0-9]{0,8}$";
 const PAGE_SIZE = "^([1-9]|[1-9][0-9]|100)$";
 /** A user id in a query: no control characters. */
 const PRINTABLE = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$";
-const INSTANT =
-  "An ISO-8601 date (its start in UTC) or date and time with seconds, up to six fractional digits and a zone (Z or ±hh:mm)";
+const INSTANT = "An ISO-8601 date (its start in UTC) or date and time with seconds, up to six fractional digits and a zone (Z or ±hh:mm)";
 
 /** GET /v1/admin/runs: each key at most once; times are checked by the domain (400 when they do not parse). */
 const AdminRunsQuery = Type.Object(
@@ -91,7 +90,12 @@ const AdminRead = Type.Object({
   trace_id: Type.String({ description: "The request's W3C trace id" }),
 });
 
-const AdminReadPage = Type.Object({ items: Type.Array(AdminRead, { description: "Newest first" }), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() });
+const AdminReadPage = Type.Object({
+  items: Type.Array(AdminRead, { description: "Newest first" }),
+  page: Type.Integer(),
+  page_size: Type.Integer(),
+  total: Type.Integer(),
+});
 
 /** The admins' own point over the runs' resource: never agent.run.read (SPEC §9). */
 const LIST: RoutePolicy = { point: "agent.run.admin_read", resource: { type: "run", id: "" } };

@@ -139,7 +139,7 @@ const Validation = Type.Object({
 });
 const DryRun = Type.Object({
   permit: Type.Boolean(),
-  code: Nullable(Type.String({ description: "The code a live call would get (e.g. \"60500\" denied, \"60503\" a policy errored); null on permit" })),
+  code: Nullable(Type.String({ description: 'The code a live call would get (e.g. "60500" denied, "60503" a policy errored); null on permit' })),
   policy_ids: Type.Array(Type.String()),
   version: Type.Integer(),
   errors: Type.Array(Type.String()),
@@ -305,7 +305,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRoutesDeps)
     async (request, reply) => {
       const p = principalOf(request);
       const b = request.body;
-      const e = await call(deps.policyAdmin.createElevation({ tenantId: p.tenantId, userId: b.user_id, actions: b.actions, ttlSeconds: b.ttl_seconds, grantedBy: p.userId }));
+      const e = await call(
+        deps.policyAdmin.createElevation({ tenantId: p.tenantId, userId: b.user_id, actions: b.actions, ttlSeconds: b.ttl_seconds, grantedBy: p.userId }),
+      );
       return reply.status(201).send({ id: e.id, user_id: e.userId, actions: e.actions, expires_at: e.expiresAt, revoked_at: e.revokedAt || null });
     },
   );

@@ -99,7 +99,10 @@ describe("GET /v1/audit/mcp-sessions", () => {
     expect(await ids("open=true")).toEqual([s3, s2]);
     expect(await ids("open=false")).toEqual([s1]);
     expect(await ids("user_id=ana&mode=execute&open=true")).toEqual([s3]);
-    expect(await get("/v1/audit/mcp-sessions?page=2&page_size=2")).toEqual({ status: 200, body: { items: [expect.objectContaining({ id: s1 })], page: 2, page_size: 2, total: 3 } });
+    expect(await get("/v1/audit/mcp-sessions?page=2&page_size=2")).toEqual({
+      status: 200,
+      body: { items: [expect.objectContaining({ id: s1 })], page: 2, page_size: 2, total: 3 },
+    });
   });
 
   it("refuses bad filters (400), a bad token (401) and a caller the PDP denies (403), reading nothing", async () => {

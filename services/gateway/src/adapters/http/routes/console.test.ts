@@ -49,7 +49,11 @@ describe("the web console's files at /console", () => {
     expect(CONSOLE_CSP).toMatch(/connect-src 'self'/);
     expect(index.headers["x-content-type-options"]).toBe("nosniff");
     const asset = await app.call("GET", "/console/assets/app-1a2b3c.js");
-    expect([asset.statusCode, asset.headers["cache-control"], asset.headers["x-content-type-options"]]).toEqual([200, "public, max-age=31536000, immutable", "nosniff"]);
+    expect([asset.statusCode, asset.headers["cache-control"], asset.headers["x-content-type-options"]]).toEqual([
+      200,
+      "public, max-age=31536000, immutable",
+      "nosniff",
+    ]);
     expect((await app.call("GET", "/console")).headers.location).toBe("/console/");
     const missing = await app.call("GET", "/console/assets/nope.js");
     expect([missing.statusCode, missing.json().code]).toEqual([404, 10050]);

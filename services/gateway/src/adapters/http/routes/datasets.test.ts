@@ -43,7 +43,13 @@ describe("dataset grant administration routes", () => {
   it("grants a dataset to every member: 201 with the grant, then 200 and no second record when granted again", async () => {
     const first = await call("PUT", "/v1/admin/datasets/demo", "acme.root", JSON.stringify({ reason: "onboarding" }));
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ dataset: "demo", roles: [], granted_by: "root", reason: "onboarding", granted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(first.body).toEqual({
+      dataset: "demo",
+      roles: [],
+      granted_by: "root",
+      reason: "onboarding",
+      granted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
     expect((await call("PUT", "/v1/admin/datasets/demo", "acme.root")).status).toBe(200);
     expect(await changeCount()).toBe(1);
   });

@@ -88,7 +88,10 @@ export function registerDatasetRoutes(app: FastifyInstance, deps: DatasetRoutesD
     "/v1/admin/datasets",
     {
       config: ADMIN,
-      schema: { ...common("List dataset grants", "The datasets the tenant's members may focus."), response: { 200: Type.Object({ items: Type.Array(GrantView) }), ...problemResponses() } },
+      schema: {
+        ...common("List dataset grants", "The datasets the tenant's members may focus."),
+        response: { 200: Type.Object({ items: Type.Array(GrantView) }), ...problemResponses() },
+      },
     },
     async (request) => ({ items: (await datasets.list(principalOf(request))).map(grantView) }),
   );
@@ -105,7 +108,11 @@ export function registerDatasetRoutes(app: FastifyInstance, deps: DatasetRoutesD
         params: DatasetParams,
         body: optionalJsonBody(GrantBody),
         [BODY_OPTIONAL]: true,
-        response: { 200: { ...GrantView, description: "Granted so already" }, 201: { ...GrantView, description: "Granted" }, ...problemResponses({ body: true, notFound: true }) },
+        response: {
+          200: { ...GrantView, description: "Granted so already" },
+          201: { ...GrantView, description: "Granted" },
+          ...problemResponses({ body: true, notFound: true }),
+        },
       },
     },
     async (request, reply) => {
@@ -149,7 +156,9 @@ export function registerDatasetRoutes(app: FastifyInstance, deps: DatasetRoutesD
     },
     async (request) => {
       const q = request.query;
-      const items = (await datasets.changes(principalOf(request), { dataset: q.dataset, afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) })).map(changeView);
+      const items = (await datasets.changes(principalOf(request), { dataset: q.dataset, afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) })).map(
+        changeView,
+      );
       return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
     },
   );

@@ -16,13 +16,27 @@ function queued(): RunEvent {
   const createdAt = nowMicros();
   return {
     type: "run.queued",
-    data: { input: "hello", mode: "agent", response_language: null, created_by: "u1", created_at: createdAt, deadline_at: addSeconds(createdAt, 180), thread_id: null },
+    data: {
+      input: "hello",
+      mode: "agent",
+      response_language: null,
+      created_by: "u1",
+      created_at: createdAt,
+      deadline_at: addSeconds(createdAt, 180),
+      thread_id: null,
+    },
   };
 }
 const started: RunEvent = { type: "run.started", data: { runner_id: "r1", started_at: "2026-01-01T00:00:00.000000Z" } };
 const thought = (stepNo: number): RunEvent => ({
   type: "thought",
-  data: { step_no: stepNo, text: "", tool_calls: [{ call_id: `c${stepNo}`, tool_name: "knowledge_search", arguments: "{}" }], usage: { input_tokens: 1, output_tokens: 1 }, provider: "scripted" },
+  data: {
+    step_no: stepNo,
+    text: "",
+    tool_calls: [{ call_id: `c${stepNo}`, tool_name: "knowledge_search", arguments: "{}" }],
+    usage: { input_tokens: 1, output_tokens: 1 },
+    provider: "scripted",
+  },
 });
 const failed = (error: RunError): RunEvent => ({ type: "run.failed", data: { error, finished_at: nowMicros() } });
 const succeeded: RunEvent = { type: "run.succeeded", data: { output: { text: "done", evidence: [] }, finished_at: "2026-01-01T00:00:01.000000Z" } };
@@ -86,8 +100,8 @@ describe("the run event stream (SSE) over PostgreSQL", () => {
 
   it("a run ended by the step budget streams iteration_limit and error (no id) just before run.failed, then ends", async () => {
     const runId = randomUUID();
-    let state = await append(runId, initialRunState, [queued(), started, thought(1)]);
-    state = await append(runId, state, [failed(BUDGET_SPENT)]);
+    const state = await append(runId, initialRunState, [queued(), started, thought(1)]);
+    await append(runId, state, [failed(BUDGET_SPENT)]);
 
     const client = await stream(runId);
     await client.ended;

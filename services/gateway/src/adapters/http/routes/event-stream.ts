@@ -137,6 +137,6 @@ export async function streamRunEvents(
 
 /** Where a stream resumes: `Last-Event-ID` wins over `?after`. */
 export function resumePoint(lastEventId: string | string[] | undefined, after: string | undefined): number | null {
-  const raw = typeof lastEventId === "string" && lastEventId !== "" ? lastEventId : after ?? "0";
+  const raw = typeof lastEventId === "string" && lastEventId !== "" ? lastEventId : (after ?? "0");
   return /^(0|[1-9][0-9]{0,8})$/.test(raw) ? Number(raw) : null;
 }

@@ -68,7 +68,10 @@ export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRou
       schema: {
         ...common("Add a document", "Adds a document to the tenant's knowledge base, chunked for search (policy point knowledge.document.write)."),
         body: NewDocument,
-        response: { 201: Type.Object({ id: Type.String(), title: Type.String() }, { description: "The document; Location names it" }), ...problemResponses({ body: true }) },
+        response: {
+          201: Type.Object({ id: Type.String(), title: Type.String() }, { description: "The document; Location names it" }),
+          ...problemResponses({ body: true }),
+        },
       },
     },
     async (request, reply) => {
@@ -107,7 +110,10 @@ export function registerKnowledgeRoutes(app: FastifyInstance, deps: KnowledgeRou
           "One document of the tenant, whole (policy point knowledge.document.read): what a run's evidence points at by document_id.",
         ),
         params: DocumentParams,
-        response: { 200: Type.Composite([DocumentSummary, Type.Object({ body: Type.String(), provenance: Provenance })]), ...problemResponses({ notFound: true }) },
+        response: {
+          200: Type.Composite([DocumentSummary, Type.Object({ body: Type.String(), provenance: Provenance })]),
+          ...problemResponses({ notFound: true }),
+        },
       },
     },
     async (request) => {

@@ -128,8 +128,22 @@ function appWithFakes(decided: Decided[], created: Created[], controlled: unknow
       },
       follow: createRunFollower({ reads: runs, feed }),
       capabilities: async () => [
-        capabilityOf({ name: "save_note", description: "Saves a note.", inputSchemaJson: "{}", safety: "write", policyPoint: "knowledge.document.write", requireConfirmation: true }),
-        capabilityOf({ name: "run_query", description: "Runs a query.", inputSchemaJson: "{}", safety: "read", policyPoint: "dataset.read", requireConfirmation: false }),
+        capabilityOf({
+          name: "save_note",
+          description: "Saves a note.",
+          inputSchemaJson: "{}",
+          safety: "write",
+          policyPoint: "knowledge.document.write",
+          requireConfirmation: true,
+        }),
+        capabilityOf({
+          name: "run_query",
+          description: "Runs a query.",
+          inputSchemaJson: "{}",
+          safety: "read",
+          policyPoint: "dataset.read",
+          requireConfirmation: false,
+        }),
       ],
       limits,
     },
@@ -183,7 +197,12 @@ describe("the /mcp endpoint", () => {
     expect(decided.at(-1)).toEqual({ user: "alice", point: "agent.mcp.session", resource: "execute", session: sessionId, mode: "execute" });
     await expect(connect("acme.alice", "admin")).rejects.toMatchObject({ code: 403 });
     await expect(connect("acme.admin", "admin")).resolves.toBeDefined();
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    };
     const bad = await post("acme.alice", init, { "steward-mcp-mode": "root" });
     expect(bad.status).toBe(400);
     expect(bad.type).toMatch(/^application\/problem\+json/);
@@ -210,7 +229,9 @@ describe("the /mcp endpoint", () => {
   it("runs an Observe session's question as an ask run named after the session, with progress, and decides every call", async () => {
     const { client, sessionId } = await connect("acme.alice", "observe");
     const progress: string[] = [];
-    const result = (await client.callTool({ name: "run_question", arguments: { input: "hello" } }, undefined, { onprogress: (p) => progress.push(String(p.message)) })) as CallToolResult;
+    const result = (await client.callTool({ name: "run_question", arguments: { input: "hello" } }, undefined, {
+      onprogress: (p) => progress.push(String(p.message)),
+    })) as CallToolResult;
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toMatchObject({ run_id: RUN_ID, state: "succeeded", answer: "hi", settled: true });
     expect(progress).toEqual(["run.queued", "tool_call knowledge_search", "run.succeeded"]);
@@ -234,7 +255,10 @@ describe("the /mcp endpoint", () => {
   it("answers and approves through the runs' controls in Execute, the approval bound to the fingerprint, and searches without running", async () => {
     const { client, sessionId } = await connect("acme.alice", "execute");
     const fingerprint = "a".repeat(64);
-    const approved = (await client.callTool({ name: "approve_call", arguments: { run_id: RUN_ID, decision: "approve", fingerprint, wait_seconds: 0 } })) as CallToolResult;
+    const approved = (await client.callTool({
+      name: "approve_call",
+      arguments: { run_id: RUN_ID, decision: "approve", fingerprint, wait_seconds: 0 },
+    })) as CallToolResult;
     expect(approved.structuredContent).toMatchObject({ run_id: RUN_ID, state: "succeeded" });
     const unbound = (await client.callTool({ name: "approve_call", arguments: { run_id: RUN_ID, decision: "approve" } })) as CallToolResult;
     expect(unbound.structuredContent).toMatchObject({ code: "10001" });
@@ -257,7 +281,10 @@ describe("the /mcp endpoint", () => {
   it("invokes no write in Observe and no dataset capability before a workspace is selected; creates nothing for either", async () => {
     const { client, sessionId } = await connect("acme.alice", "observe");
     const before = created.length;
-    const write = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" } } })) as CallToolResult;
+    const write = (await client.callTool({
+      name: "invoke_capability",
+      arguments: { capability_id: "tool:save_note", arguments: { title: "t" } },
+    })) as CallToolResult;
     expect(write).toMatchObject({ isError: true, structuredContent: { code: "OBSERVE_MODE_DENIED" } });
     const explore = (await client.callTool({ name: "explore_dataset", arguments: { action: "run_query", sql: "select 1" } })) as CallToolResult;
     expect(explore).toMatchObject({ isError: true, structuredContent: { code: "WORKSPACE_SELECTION_REQUIRED" } });
@@ -278,7 +305,11 @@ describe("the /mcp endpoint", () => {
 
   it("runs a dataset capability after the workspace's focus, and switching workspace in Execute cancels the old workspace's runs", async () => {
     const { client } = await connect("acme.alice", "execute");
-    expect((await client.callTool({ name: "select_workspace", arguments: { dataset: "sales" } })).structuredContent).toEqual({ workspace: "sales", previous: null, revoked_runs: [] });
+    expect((await client.callTool({ name: "select_workspace", arguments: { dataset: "sales" } })).structuredContent).toEqual({
+      workspace: "sales",
+      previous: null,
+      revoked_runs: [],
+    });
     await client.callTool({ name: "explore_dataset", arguments: { action: "run_query", sql: "select 1", wait_seconds: 0 } });
     expect(created.at(-1)?.invocation).toEqual({
       capability_id: "tool:run_query",
@@ -297,7 +328,9 @@ describe("the /mcp endpoint", () => {
   it("asks the person for a write's approval through the client's elicitation, bound to the call's fingerprint", async () => {
     writeRun.confirmed = false;
     controlled.length = 0;
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: "Bearer acme.dora", "steward-mcp-mode": "execute" } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: "Bearer acme.dora", "steward-mcp-mode": "execute" } },
+    });
     const client = new Client({ name: "test", version: "1" }, { capabilities: { elicitation: { form: {} } } });
     const asked: string[] = [];
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -306,10 +339,15 @@ describe("the /mcp endpoint", () => {
     });
     await client.connect(transport);
     clients.push(client);
-    const result = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 5 } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: "invoke_capability",
+      arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 5 },
+    })) as CallToolResult;
     expect(asked).toEqual([expect.stringContaining('save_note with {"title":"t"}')]);
     expect(controlled).toEqual([["confirm", WRITE_RUN, "approve", "mcp_elicitation", FINGERPRINT]]);
-    expect(decided.filter((d) => d.user === "dora" && d.channel)).toEqual([expect.objectContaining({ point: "agent.run.control", resource: WRITE_RUN, channel: "mcp_elicitation" })]);
+    expect(decided.filter((d) => d.user === "dora" && d.channel)).toEqual([
+      expect.objectContaining({ point: "agent.run.control", resource: WRITE_RUN, channel: "mcp_elicitation" }),
+    ]);
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toMatchObject({ run_id: WRITE_RUN, state: "succeeded", result_code: "ok", result: { saved: true } });
   });
@@ -318,7 +356,10 @@ describe("the /mcp endpoint", () => {
     writeRun.confirmed = false;
     controlled.length = 0;
     const { client } = await connect("acme.erin", "execute");
-    const result = (await client.callTool({ name: "invoke_capability", arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 0 } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: "invoke_capability",
+      arguments: { capability_id: "tool:save_note", arguments: { title: "t" }, wait_seconds: 0 },
+    })) as CallToolResult;
     expect(result.structuredContent).toMatchObject({
       run_id: WRITE_RUN,
       state: "awaiting_confirmation",
@@ -330,7 +371,12 @@ describe("the /mcp endpoint", () => {
 
   it("opens no session the audit cannot record: the initialize answers 503 and nothing is held", async () => {
     await expect(connect("acme.unrecorded", "observe")).rejects.toMatchObject({ code: 503 });
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    };
     const refused = await post("acme.unrecorded", init);
     expect(refused.status).toBe(503);
     expect(JSON.parse(refused.body)).toMatchObject({ status: 503, code: 10503 });
@@ -358,7 +404,12 @@ describe("the /mcp endpoint's per-tenant share of the gateway's sessions", () =>
         accept: "application/json, text/event-stream",
         "steward-mcp-mode": "observe",
       },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+      }),
     });
     return { status: res.status, body: await res.text() };
   };

@@ -106,7 +106,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
       await transport.handleRequest(request.raw, reply.raw, request.body);
     } catch (err) {
       logger.error({ err, mcp_session: id }, "an MCP request failed in its transport");
-      if (!reply.raw.headersSent) reply.raw.writeHead(500, { "content-type": "application/problem+json" }).end(JSON.stringify(problemOf(500, 10500, "internal error")));
+      if (!reply.raw.headersSent)
+        reply.raw.writeHead(500, { "content-type": "application/problem+json" }).end(JSON.stringify(problemOf(500, 10500, "internal error")));
       else reply.raw.end();
     }
   }
@@ -114,7 +115,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): vo
   async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     // Before anything else: a request without a valid token learns nothing, not even whether a session exists.
     const principal = await deps.authenticate(request.headers.authorization);
-    if (Array.isArray(request.body)) return jsonRpcError(reply, 400, -32600, "Invalid Request: send one JSON-RPC message per request; batches are not accepted");
+    if (Array.isArray(request.body))
+      return jsonRpcError(reply, 400, -32600, "Invalid Request: send one JSON-RPC message per request; batches are not accepted");
     const sessionId = request.headers[SESSION_HEADER];
     if (sessionId === undefined) {
       if (request.method === "POST" && isInitializeRequest(request.body)) return open(request, reply, principal);

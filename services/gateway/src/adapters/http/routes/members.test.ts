@@ -16,7 +16,9 @@ describe("membership administration routes", () => {
   beforeAll(async () => {
     harness = await startAdminRoutes("steward_gw_members", new Set(["acme.root", "globex.boss"]), registerMemberRoutes);
     ({ pool, asked, call } = harness);
-    await pool.query("INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'alice', '{member}'), ('acme', 'root', '{admin}'), ('globex', 'alice', '{member}')");
+    await pool.query(
+      "INSERT INTO memberships (tenant_id, user_id, roles) VALUES ('acme', 'alice', '{member}'), ('acme', 'root', '{admin}'), ('globex', 'alice', '{member}')",
+    );
   });
 
   afterAll(async () => {
@@ -42,12 +44,25 @@ describe("membership administration routes", () => {
   it("grants a role: 201 with the membership, then 200 and no second record when granted again", async () => {
     const first = await call("PUT", "/v1/admin/members/alice/roles/auditor", "acme.root", JSON.stringify({ reason: "audit season" }));
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ user_id: "alice", roles: ["auditor", "member"], updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/) });
+    expect(first.body).toEqual({
+      user_id: "alice",
+      roles: ["auditor", "member"],
+      updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+    });
     const again = await call("PUT", "/v1/admin/members/alice/roles/auditor", "acme.root");
     expect([again.status, again.body]).toEqual([200, first.body]);
     const changes = await call("GET", "/v1/admin/membership-changes?user_id=alice", "acme.root");
     expect(changes.body.items).toEqual([
-      { id: expect.any(Number), user_id: "alice", change: "granted", role: "auditor", roles: ["auditor", "member"], changed_by: "root", reason: "audit season", changed_at: first.body.updated_at },
+      {
+        id: expect.any(Number),
+        user_id: "alice",
+        change: "granted",
+        role: "auditor",
+        roles: ["auditor", "member"],
+        changed_by: "root",
+        reason: "audit season",
+        changed_at: first.body.updated_at,
+      },
     ]);
     expect(changes.body.next_after).toBe(changes.body.items[0].id);
   });

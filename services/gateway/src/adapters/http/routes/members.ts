@@ -166,7 +166,9 @@ export function registerMemberRoutes(app: FastifyInstance, deps: MemberRoutesDep
     },
     async (request) => {
       const q = request.query;
-      const items = (await members.changes(principalOf(request), { userId: q.user_id, afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) })).map(changeView);
+      const items = (await members.changes(principalOf(request), { userId: q.user_id, afterId: Number(q.after ?? 0), limit: Number(q.limit ?? 100) })).map(
+        changeView,
+      );
       return { items, next_after: items.length ? items[items.length - 1].id : Number(q.after ?? 0) };
     },
   );

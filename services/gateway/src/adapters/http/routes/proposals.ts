@@ -63,7 +63,9 @@ export const Proposal = Type.Object(
 
 const ListQuery = Type.Object(
   {
-    status: Type.Optional(Type.Union([Type.Literal("pending"), Type.Literal("applied"), Type.Literal("dismissed")], { description: "Only proposals in this status" })),
+    status: Type.Optional(
+      Type.Union([Type.Literal("pending"), Type.Literal("applied"), Type.Literal("dismissed")], { description: "Only proposals in this status" }),
+    ),
     thread_id: Type.Optional(Type.String({ pattern: UUID_PATTERN.source, description: "Only proposals of runs of this thread" })),
     scope: Type.Optional(
       Type.Union([Type.Literal("own"), Type.Literal("tenant")], {

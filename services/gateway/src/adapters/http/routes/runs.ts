@@ -194,7 +194,11 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRoutesDeps): vo
       await runs.get(principal, id);
       if (String(request.headers.accept ?? "").includes("text/event-stream")) {
         // HEAD of a stream: its headers, and no stream (Node would send nothing until the stream ended).
-        if (request.method === "HEAD") return reply.header("content-type", "text/event-stream").header("cache-control", "no-store").send(undefined as unknown as string);
+        if (request.method === "HEAD")
+          return reply
+            .header("content-type", "text/event-stream")
+            .header("cache-control", "no-store")
+            .send(undefined as unknown as string);
         const after = resumePoint(request.headers["last-event-id"], query.after);
         if (after === null) throw new BadRequestError("Last-Event-ID must be an event sequence number");
         const readEvents = (from: number, limit: number) => runs.events(id, { after: from, limit });

@@ -48,7 +48,9 @@ describe("the datasets tool-exec serves (DATASETS, checked at boot)", () => {
     expect(problem({ DATASETS: JSON.stringify({ x: { url: "postgres://steward_reader@db.internal/steward", schema: "public" } }) })).toMatch(
       /^DATASETS: dataset x is in the application's own database/,
     );
-    expect(problem({ DATASET_URL: "postgres://steward_reader@db.internal:5432/steward" })).toMatch(/^DATASET_URL: dataset demo is in the application's own database/);
+    expect(problem({ DATASET_URL: "postgres://steward_reader@db.internal:5432/steward" })).toMatch(
+      /^DATASET_URL: dataset demo is in the application's own database/,
+    );
   });
 
   it("names the variable and the problem, never a URL or its password", () => {

@@ -70,7 +70,8 @@ function entriesOf(vars: DatasetVariables): Array<[string, Entry, string]> {
   const entries = Object.entries(value);
   if (entries.length === 0 || entries.length > 64) throw new ConfigError("DATASETS", "must name 1 to 64 datasets");
   return entries.map(([name, entry]) => {
-    if (!DATASET_NAME.test(name)) throw new ConfigError("DATASETS", `dataset names must match [a-z][a-z0-9_]{0,62} (${JSON.stringify(name.slice(0, 64))} does not)`);
+    if (!DATASET_NAME.test(name))
+      throw new ConfigError("DATASETS", `dataset names must match [a-z][a-z0-9_]{0,62} (${JSON.stringify(name.slice(0, 64))} does not)`);
     if (!entryCheck.Check(entry)) {
       const first = entryCheck.Errors(entry).First();
       throw new ConfigError("DATASETS", `dataset ${name}${first ? ` at ${first.path || "/"}: ${first.message}` : " is not valid"}`);
@@ -98,7 +99,11 @@ export function parseDatasets(vars: DatasetVariables, databaseUrl: string): Data
     if (databaseOf(url) === app) throw new ConfigError(variable, `dataset ${name} is in the application's own database; give it a database of its own`);
     const connection = connectionOf(url);
     const other = seen.get(connection);
-    if (other) throw new ConfigError(variable, `datasets ${other} and ${name} share one database and role, so a query on one could read the other: give each its own role or database`);
+    if (other)
+      throw new ConfigError(
+        variable,
+        `datasets ${other} and ${name} share one database and role, so a query on one could read the other: give each its own role or database`,
+      );
     seen.set(connection, name);
     return { name, url, schema: entry.schema, ...(entry.description ? { description: entry.description } : {}) };
   });

@@ -3,7 +3,11 @@ export type DatasetQueryCode = "QUERY_NOT_ALLOWED" | "QUERY_TIMEOUT" | "QUERY_IN
 
 /** A query the dataset refused, classified; `message` is safe to show the model. */
 export class DatasetQueryError extends Error {
-  constructor(readonly code: DatasetQueryCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: DatasetQueryCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = "DatasetQueryError";
   }

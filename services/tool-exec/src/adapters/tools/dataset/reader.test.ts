@@ -41,9 +41,16 @@ describe("the dataset reader: one statement, its own database, a bounded role, c
   });
 
   const activeSleeps = () =>
-    withClient(app.url, async (c) =>
-      (await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query ILIKE '%pg_sleep%' AND pid <> pg_backend_pid()",
-        [new URL(readerUrl).pathname.slice(1)])).rows[0].n as number);
+    withClient(
+      app.url,
+      async (c) =>
+        (
+          await c.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query ILIKE '%pg_sleep%' AND pid <> pg_backend_pid()",
+            [new URL(readerUrl).pathname.slice(1)],
+          )
+        ).rows[0].n as number,
+    );
 
   it("reads the dataset", async () => {
     const r = await reader.select("select country, count(*) as n from customers group by country order by country;");
@@ -63,7 +70,11 @@ describe("the dataset reader: one statement, its own database, a bounded role, c
   it("sends the statement with the extended protocol, so the server itself refuses a second statement", async () => {
     // Past our own check: what the server answers to the wrapped escape sent as the reader sends it.
     const err = await withClient(readerUrl, (c) =>
-      c.query("SELECT * FROM (select 1) a; commit; select pg_sleep(12); select * from (select 1\n) AS q LIMIT $1", [1]).then(() => null, (e: unknown) => e));
+      c.query("SELECT * FROM (select 1) a; commit; select pg_sleep(12); select * from (select 1\n) AS q LIMIT $1", [1]).then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    );
     expect(classify(err).code).toBe("QUERY_NOT_ALLOWED");
   });
 
@@ -73,20 +84,28 @@ describe("the dataset reader: one statement, its own database, a bounded role, c
     const login = await withClient(appAsReader.toString(), async () => "connected").catch((e: { code?: string }) => e.code);
     expect(login).toBe("42501");
     const seen = await reader.select(
-      "select relname from pg_class where relname in ('events', 'runs', 'policy_decisions') union all select relname from pg_stat_all_tables where relname in ('events', 'runs', 'policy_decisions')");
+      "select relname from pg_class where relname in ('events', 'runs', 'policy_decisions') union all select relname from pg_stat_all_tables where relname in ('events', 'runs', 'policy_decisions')",
+    );
     expect(seen.rows).toEqual([]);
     expect(await codeOf(reader.select("select datname, tup_inserted from pg_stat_database"))).toBe("QUERY_NOT_ALLOWED");
   });
 
   it("gives no temporary tables and no notifications", async () => {
-    const temp = await withClient(readerUrl, (c) => c.query("CREATE TEMP TABLE t (x int)").then(() => "created", (e: { code?: string }) => e.code));
+    const temp = await withClient(readerUrl, (c) =>
+      c.query("CREATE TEMP TABLE t (x int)").then(
+        () => "created",
+        (e: { code?: string }) => e.code,
+      ),
+    );
     expect(temp).toBe("42501");
     expect(await codeOf(reader.select("select pg_notify('steward_outbox', 'x')"))).toBe("QUERY_NOT_ALLOWED");
   });
 
   it("bounds the role itself: statement and idle-in-transaction timeouts hold without any SET of ours", async () => {
-    const settings = await withClient(readerUrl, async (c) => (await c.query(
-      "SELECT current_setting('statement_timeout') AS st, current_setting('idle_in_transaction_session_timeout') AS idle")).rows[0]);
+    const settings = await withClient(
+      readerUrl,
+      async (c) => (await c.query("SELECT current_setting('statement_timeout') AS st, current_setting('idle_in_transaction_session_timeout') AS idle")).rows[0],
+    );
     expect(settings).toEqual({ st: "30s", idle: "10s" });
     expect((await reader.select("select current_setting('statement_timeout') as st")).rows).toEqual([{ st: "20s" }]);
     const generous = createDatasetReader(readerUrl, "demo_data", { rowLimit: 5, timeoutMs: 600_000 });

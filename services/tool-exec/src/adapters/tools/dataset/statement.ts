@@ -63,7 +63,10 @@ export function hasSeparator(sql: string): boolean {
  * this check only makes the refusal clear and early.
  */
 export function singleStatement(sql: string): string {
-  const body = sql.trim().replace(/(;\s*)+$/, "").trimEnd();
+  const body = sql
+    .trim()
+    .replace(/(;\s*)+$/, "")
+    .trimEnd();
   if (hasSeparator(body)) throw oneStatementOnly();
   if (!/^(select|with|values|table)\b/i.test(body)) throw new DatasetQueryError("QUERY_NOT_ALLOWED", "only a single SELECT query is allowed");
   return body;

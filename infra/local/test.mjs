@@ -142,7 +142,7 @@ const jestArgs = [...given, ...containers.jestArgs];
 
 const outDir = mkdtempSync(join(tmpdir(), "steward-jest-"));
 const out = join(outDir, "results.json");
-const workers = process.env.STEWARD_TEST_WORKERS || "3";
+const workers = process.env.STEWARD_TEST_WORKERS || "4";
 const jest = spawn("npx", ["jest", "--ci", `--maxWorkers=${workers}`, "--json", `--outputFile=${out}`, ...jestArgs], {
   cwd: root,
   stdio: "inherit",

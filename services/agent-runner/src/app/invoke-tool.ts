@@ -12,6 +12,11 @@ export class ToolExecUnavailableError extends Error {
 
 const INVOKE_DEADLINE_MS = 60_000;
 
+/** The tool_result event of a call: its step and names, and what tool-exec answered. */
+function toolResult(stepNo: number, call: RequestedToolCall, outcome: Omit<ToolResult["data"], "step_no" | "call_id" | "tool_name">): ToolResult {
+  return { type: "tool_result", data: { step_no: stepNo, call_id: call.call_id, tool_name: call.tool_name, ...outcome } };
+}
+
 /**
  * Calls tool-exec and turns its answer into the tool_result event. Arguments that fail the tool's schema
  * become a result the model can correct; transport failures are retryable errors.
@@ -48,41 +53,30 @@ export async function invokeTool(
     const body = JSON.parse(res.resultJson) as { result: unknown; evidence: Evidence[] };
     return {
       replayed: res.replayed,
-      event: {
-        type: "tool_result",
-        data: {
-          step_no: stepNo,
-          call_id: call.call_id,
-          tool_name: call.tool_name,
-          fingerprint: res.fingerprint,
-          decision: { permit: res.decision?.permit ?? false, code: res.decision?.code ?? "", policy_ids: res.decision?.policyIds ?? [] },
-          result_code: res.resultCode,
-          result: body.result,
-          evidence: body.evidence ?? [],
-          ...(res.nextState ? { next_state: res.nextState } : {}),
-          ...(exploration && res.decision?.permit ? { exploration: true } : {}),
-          // For people reading the run (the console's waterfall); the model never sees them.
-          timings: { decision_ms: res.decisionMs, tool_ms: res.toolMs },
-        },
-      },
+      event: toolResult(stepNo, call, {
+        fingerprint: res.fingerprint,
+        decision: { permit: res.decision?.permit ?? false, code: res.decision?.code ?? "", policy_ids: res.decision?.policyIds ?? [] },
+        result_code: res.resultCode,
+        result: body.result,
+        evidence: body.evidence ?? [],
+        ...(res.nextState ? { next_state: res.nextState } : {}),
+        ...(exploration && res.decision?.permit ? { exploration: true } : {}),
+        // For people reading the run (the console's waterfall); the model never sees them.
+        timings: { decision_ms: res.decisionMs, tool_ms: res.toolMs },
+      }),
     };
   } catch (err) {
     if (err instanceof ToolArgumentsRefusedError) {
+      // Refused before any decision or run: a result the model can correct.
       return {
         replayed: false,
-        event: {
-          type: "tool_result",
-          data: {
-            step_no: stepNo,
-            call_id: call.call_id,
-            tool_name: call.tool_name,
-            fingerprint: "",
-            decision: { permit: false, code: "", policy_ids: [] },
-            result_code: ToolResultCode.invalidArguments,
-            result: { error_code: ToolResultCode.invalidArguments, note: err.message },
-            evidence: [],
-          },
-        },
+        event: toolResult(stepNo, call, {
+          fingerprint: "",
+          decision: { permit: false, code: "", policy_ids: [] },
+          result_code: ToolResultCode.invalidArguments,
+          result: { error_code: ToolResultCode.invalidArguments, note: err.message },
+          evidence: [],
+        }),
       };
     }
     throw new ToolExecUnavailableError({ cause: err });

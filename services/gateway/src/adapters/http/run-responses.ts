@@ -24,11 +24,10 @@ const RunError = Type.Object(
 
 const Evidence = Type.Object({ document_id: Type.String(), title: Type.String(), snippet: Type.String(), score: Type.Number() });
 
-/** The snapshot as one shared schema (components/schemas/RunSnapshot); routes answer `RunSnapshotRef`. */
-export const RunSnapshotSchema = Type.Object(
-  {
-    id: Type.String({ description: "The run's id (a UUID)" }),
-    state: Type.Union([
+/** A run's state (SPEC §2), as a snapshot shows it and the admins' list filters by it. */
+export const runState = (options: { description?: string } = {}) =>
+  Type.Union(
+    [
       Type.Literal("queued"),
       Type.Literal("running"),
       Type.Literal("awaiting_input"),
@@ -36,7 +35,15 @@ export const RunSnapshotSchema = Type.Object(
       Type.Literal("succeeded"),
       Type.Literal("failed"),
       Type.Literal("cancelled"),
-    ]),
+    ],
+    options,
+  );
+
+/** The snapshot as one shared schema (components/schemas/RunSnapshot); routes answer `RunSnapshotRef`. */
+export const RunSnapshotSchema = Type.Object(
+  {
+    id: Type.String({ description: "The run's id (a UUID)" }),
+    state: runState(),
     mode: Type.Union([Type.Literal("agent"), Type.Literal("ask")]),
     input: Type.String(),
     response_language: Nullable(Type.String()),

@@ -8,7 +8,7 @@ import { eventItemOf } from "../../../app/read-runs";
 import { principalOf, resourcePolicy, type RoutePolicy } from "../route-guard";
 import { traceparentOf } from "../trace-context";
 import { problemResponses } from "../openapi/problems";
-import { EventPage, RunSnapshotSchema } from "../run-responses";
+import { EventPage, RunSnapshotSchema, runState } from "../run-responses";
 import { EventsQuery, NoQuery, Nullable, RunParams, UUID_PATTERN } from "../schemas";
 
 export interface AdminRunRoutesDeps {
@@ -28,20 +28,7 @@ const AdminRunsQuery = Type.Object(
     page: Type.Optional(Type.String({ pattern: PAGE, description: "Page number, from 1 (default 1)" })),
     page_size: Type.Optional(Type.String({ pattern: PAGE_SIZE, description: "1-100 (default 20)" })),
     user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: PRINTABLE, description: "The run's creator" })),
-    state: Type.Optional(
-      Type.Union(
-        [
-          Type.Literal("queued"),
-          Type.Literal("running"),
-          Type.Literal("awaiting_input"),
-          Type.Literal("awaiting_confirmation"),
-          Type.Literal("succeeded"),
-          Type.Literal("failed"),
-          Type.Literal("cancelled"),
-        ],
-        { description: "The run's state" },
-      ),
-    ),
+    state: Type.Optional(runState({ description: "The run's state" })),
     code: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,8}$", description: "The run's error code (error.code), e.g. 60405" })),
     created_after: Type.Optional(Type.String({ maxLength: 64, description: `Created at or after this instant (inclusive). ${INSTANT}` })),
     created_before: Type.Optional(Type.String({ maxLength: 64, description: `Created before this instant (exclusive). ${INSTANT}` })),

@@ -23,12 +23,6 @@ const IO_LIBRARIES = [
 /** Specs and their helpers compose real adapters to test a layer; the rules hold for product code. */
 const SPECS = "\\.(test|test-support|fixtures)\\.ts$|/fixtures/";
 
-/**
- * Application files that still call @steward/store's functions with a pool: the run writers, whose appends move
- * behind a narrow event-store port of their own.
- */
-const STORE_CALLERS_LEFT = "^services/gateway/src/app/(control-run|create-run)\\.ts$";
-
 module.exports = {
   forbidden: [
     {
@@ -52,10 +46,11 @@ module.exports = {
       name: "app-calls-store",
       comment:
         "The gateway's, tool-exec's and policy's application layers reach PostgreSQL through the stores they declare (app/ports.ts and " +
-        "the like), implemented in adapters/pg over @steward/store; they may name the store's record types. The runner's loop still " +
-        "appends through @steward/store's functions.",
+        "the like), implemented in adapters/pg over @steward/store; they may name the store's record types. The runner's application " +
+        "layer appends through the event-store port it declares (app/run-streams.ts) and still calls the store's lease, admission and " +
+        "query functions.",
       severity: "error",
-      from: { path: "^services/(gateway|tool-exec|policy)/src/app/", pathNot: `${SPECS}|${STORE_CALLERS_LEFT}` },
+      from: { path: "^services/(gateway|tool-exec|policy)/src/app/", pathNot: SPECS },
       to: { path: "^packages/store/", dependencyTypesNot: ["type-only"] },
     },
     {

@@ -10,6 +10,8 @@ export type { OutboxRow } from "./outbox/outbox-row";
 export { PUBLISHED_THROUGH_HEADER, appendRunEvents, type AppendRunEventsInput, type AppendRunEventsResult } from "./runs/append-run-events";
 export { createRuns, type NewRunInput, type NewRunOutcome } from "./runs/create-runs";
 export { appendRuns, createRunAppender, type RunAppender } from "./runs/append-runs";
+export { createRunStreams, type AppendMore, type Appended, type OpenRun, type RunStream, type RunStreams, type RunStreamsDeps } from "./runs/run-streams";
+export { ownPublishing, type OwnPublishing } from "./runs/own-publishing";
 export { failUnfoldableRun } from "./runs/fail-unfoldable-run";
 export { projectRun } from "./runs/project-run";
 export { rebuildRunsProjection } from "./runs/rebuild-projection";

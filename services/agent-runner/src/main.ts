@@ -26,7 +26,7 @@ import {
   watchPools,
 } from "@steward/platform";
 import { createToolExecApi } from "@steward/proto";
-import { createDirectPublisher, createOutboxRelay, createRunAppender } from "@steward/store";
+import { createDirectPublisher, createOutboxRelay, createRunAppender, createRunStreams } from "@steward/store";
 import { withToolExecBreaker } from "./adapters/grpc/guarded-tool-exec";
 import { toolExecPort } from "./adapters/grpc/tool-exec-port";
 import { withPatience } from "./adapters/grpc/patient-tool-exec";
@@ -150,7 +150,8 @@ async function main(): Promise<void> {
     await relay.stop();
   };
   const reaper = createReaper(
-    { pool, namespace: config.STEWARD_NATS_NAMESPACE, logger, observer },
+    // Its appends are published by the relays: it writes to runs whose writer may be publishing their events.
+    { pool, namespace: config.STEWARD_NATS_NAMESPACE, logger, observer, streams: createRunStreams({ pool, namespace: config.STEWARD_NATS_NAMESPACE }) },
     {
       intervalMs: config.RUNNER_REAPER_INTERVAL_MS,
       redriveAfterMs: config.RUNNER_REDRIVE_AFTER_MS,
@@ -180,8 +181,12 @@ async function main(): Promise<void> {
         contextTokens: config.LLM_CONTEXT_TOKENS || undefined,
       },
       watchCancel: cancelWatcher(nc, names),
-      publisher,
-      appender: config.RUNNER_APPENDS_TOGETHER ? createRunAppender(pool) : undefined,
+      streams: createRunStreams({
+        pool,
+        namespace: config.STEWARD_NATS_NAMESPACE,
+        publisher,
+        appender: config.RUNNER_APPENDS_TOGETHER ? createRunAppender(pool) : undefined,
+      }),
       publishDelta: (runId, delta) => nc.publish(names.runDeltas(runId), JSON.stringify(delta)),
       crash: config.crashAt ? killAt(config.crashAt) : noCrashPoints,
       observer,

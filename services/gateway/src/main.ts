@@ -41,6 +41,7 @@ import { createAuthenticator } from "./adapters/http/auth";
 import { createAuthorizer } from "./app/authorize";
 import { createGatewayDecisions } from "./app/gateway-decisions";
 import { createRunHandler } from "./app/create-run";
+import { createPgRunWriter } from "./adapters/pg/run-writer";
 import { createRunControls } from "./app/control-run";
 import { createPlatformStatus, createStatusReader, createTenantStatus } from "./app/platform-status";
 import { developmentSecret, existingDevelopmentSecret } from "./dev-secret";
@@ -117,13 +118,9 @@ async function main(): Promise<void> {
   });
   // Set once NATS is connected; until then the relays publish what the gateway writes.
   let publisher: DirectPublisher | undefined;
-  const controls = createRunControls({ pool, namespace: config.STEWARD_NATS_NAMESPACE, publisher: () => publisher });
-  const createRun = createRunHandler({
-    pool,
-    namespace: config.STEWARD_NATS_NAMESPACE,
-    deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS,
-    publisher: () => publisher,
-  });
+  const runs = createPgRunWriter({ pool, namespace: config.STEWARD_NATS_NAMESPACE, publisher: () => publisher });
+  const controls = createRunControls({ runs, namespace: config.STEWARD_NATS_NAMESPACE });
+  const createRun = createRunHandler({ runs, namespace: config.STEWARD_NATS_NAMESPACE, deadlineSeconds: config.STEWARD_TEST_DEADLINE_SECONDS });
   // The held follows of runs (event streams, MCP calls waiting for their run): each user's and tenant's share.
   const streamSlots = createStreamSlots({
     perUser: config.GATEWAY_SSE_STREAMS_PER_USER,

@@ -1,5 +1,10 @@
 import { ConcurrencyError } from "@steward/platform";
 
+/** SQL condition: the stream's last version is the expected one (the check of every append). */
+export function streamAtVersion(streamId: string, expected: string): string {
+  return `(SELECT coalesce(max(e.version), 0) FROM events e WHERE e.stream_id = ${streamId}) = ${expected}`;
+}
+
 /**
  * The first two CTEs of every append: `input` numbers the new events after the expected version, and `ins` inserts
  * them only when the stream is at that version (a racing appender hits the unique (stream_id, version)
@@ -13,7 +18,7 @@ export function insertEventsAtVersion(returning: string): string {
 ins AS (
   INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
   SELECT i.event_id, $1, $2, i.version, i.type, i.data, $7::jsonb FROM input i
-   WHERE (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1) = $3
+   WHERE ${streamAtVersion("$1", "$3")}
   RETURNING ${returning})`;
 }
 

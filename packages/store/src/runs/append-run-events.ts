@@ -7,6 +7,7 @@ import { assertEventsFit } from "../event-store/event-size";
 import type { OutboxMessage } from "../outbox/enqueue";
 import type { OwnPending } from "../outbox/direct-publisher";
 import type { OutboxRow } from "../outbox/outbox-row";
+import { heldFor, mayPublishDirectly } from "./direct-check";
 import { COMMAND_RETURNING, PUBLISHED_THROUGH_HEADER, directRows, storedEvents, type AnswerRow } from "./append-answer";
 import { RUN_APPEND_UPSERT, RUN_COLUMNS, runRowParams, runRowValues } from "./project-run";
 
@@ -18,6 +19,11 @@ export interface AppendRunEventsInput {
   /** The run as folded so far; its `version` is the expected stream version. */
   readonly state: RunState;
   readonly events: readonly RunEvent[];
+  /**
+   * The run folded through `events`, when the caller has it (its decider folded them): written as the projection
+   * instead of folding them again. It must be `foldRun(events, state)`.
+   */
+  readonly folded?: RunState;
   /** Commands to publish with the events, in the same transaction. */
   readonly commands?: readonly OutboxMessage[];
   readonly namespace: string;
@@ -70,22 +76,15 @@ export const DIRECT_GRACE_MS = 2000;
  */
 const APPEND_RUN_EVENTS_SQL = `
 WITH ${insertEventsAtVersion("event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at")},
--- Published by the writer only when every earlier event of the run is on the bus (marked, or vouched for by the
--- command the writer was handed) or on its way there by this writer, and no earlier command of the run is held
--- for another writer: what is not goes first, by a relay.
+-- Published by the writer itself only when the run's earlier rows allow it (\`mayPublishDirectly\`).
 direct AS (
   SELECT $14::float8 AS grace_ms
    WHERE $14::float8 IS NOT NULL
-     AND greatest((SELECT r.published_version FROM runs r WHERE r.id = $1),
-                  (SELECT c.after_version FROM outbox c WHERE c.id = $37::bigint AND c.run_id = $1), 0) >= $9::int
-     AND NOT EXISTS (
-         SELECT FROM outbox h
-          WHERE h.run_id = $1 AND h.published_at IS NULL AND h.set_aside_at IS NULL AND h.id <> ALL($15::bigint[])
-            AND h.id > coalesce($37::bigint, 0))),
+     AND ${mayPublishDirectly({ runId: "$1", floor: "$9::int", publishedThrough: "$37::bigint", ownCommands: "$15::bigint[]" })}),
 commands AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at, after_version)
   SELECT $1, c.subject, c.msg_id, c.payload, c.headers,
-         CASE WHEN $36::bool THEN clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000) END,
+         CASE WHEN $36::bool THEN ${heldFor("(SELECT grace_ms FROM direct)")} END,
          -- A run's command never reaches the bus before the events written with it, so whoever drives the run
          -- next publishes after them.
          $3::int + cardinality($4::uuid[])
@@ -95,7 +94,7 @@ commands AS (
   ${COMMAND_RETURNING}),
 projection AS (
   INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until, published_version)
-  SELECT ${runRowParams(16)}, $8, clock_timestamp() + make_interval(secs => (SELECT grace_ms FROM direct) / 1000), coalesce($38::int, 0)
+  SELECT ${runRowParams(16)}, $8, ${heldFor("(SELECT grace_ms FROM direct)")}, coalesce($38::int, 0)
    WHERE EXISTS (SELECT 1 FROM ins)
   ${RUN_APPEND_UPSERT})
 SELECT 0 AS part, event_id, version, recorded_at, NULL::bigint AS outbox_id, NULL AS subject, NULL AS msg_id, NULL AS payload, NULL::jsonb AS headers FROM ins
@@ -114,7 +113,7 @@ const appendStatement = preparedStatement("steward.append_run_events", APPEND_RU
  */
 export async function appendRunEvents(pool: Pool | PoolClient, input: AppendRunEventsInput): Promise<AppendRunEventsResult> {
   assertEventsFit(input.runId, input.events);
-  const state = foldRun(input.events, input.state);
+  const state = input.folded ?? foldRun(input.events, input.state);
   const names = busNames(input.namespace);
   const ids = input.events.map(() => timeOrderedId());
   const metadata = input.traceparent ? { traceparent: input.traceparent } : {};

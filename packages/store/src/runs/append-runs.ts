@@ -1,10 +1,12 @@
 import type { Pool } from "pg";
 import { busNames, foldRun } from "@steward/contract";
 import { ConcurrencyError, createBatcher, preparedStatement, timeOrderedId, togetherOrEachAlone } from "@steward/platform";
+import { streamAtVersion } from "../event-store/append-at-version";
 import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import { RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, appendRunEvents, ownFloor, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
+import { heldFor, mayPublishDirectly } from "./direct-check";
 import { RUN_APPEND_UPSERT, RUN_COLUMNS, runRowJson } from "./project-run";
 
 /**
@@ -21,30 +23,27 @@ const APPEND_RUNS_SQL = `
 WITH ${RUNS_BATCH},
 ready AS (
   SELECT * FROM batch b
-   WHERE (SELECT coalesce(max(e.version), 0) FROM events e WHERE e.stream_id = b.id) = (b.j->>'expected')::int),
+   WHERE ${streamAtVersion("b.id", "(b.j->>'expected')::int")}),
 ins AS (
   INSERT INTO events (event_id, stream_id, tenant_id, version, type, data, metadata)
   SELECT (e.j->>'event_id')::uuid, a.id, a.tenant_id, (a.j->>'expected')::int + e.ord::int, e.j->>'type', e.j->'data', a.j->'metadata'
     FROM ready a CROSS JOIN LATERAL jsonb_array_elements(a.j->'events') WITH ORDINALITY AS e(j, ord)
    ORDER BY a.ord, e.ord
   RETURNING event_id, stream_id, tenant_id, version, type, data, metadata, recorded_at),
--- As in appendRunEvents, run by run: every earlier event of the run on the bus (marked, vouched for by the command
--- its writer was handed) or on its way by this writer, and no earlier command of the run held for another writer.
+-- As in appendRunEvents, run by run (\`mayPublishDirectly\`).
 direct AS (
   SELECT a.id FROM ready a
    WHERE (a.j->>'direct')::bool
-     AND greatest((SELECT r.published_version FROM runs r WHERE r.id = a.id),
-                  (SELECT c.after_version FROM outbox c WHERE c.id = (a.j->>'published_through')::bigint AND c.run_id = a.id),
-                  0) >= (a.j->>'own_floor')::int
-     AND NOT EXISTS (
-         SELECT FROM outbox h
-          WHERE h.run_id = a.id AND h.published_at IS NULL AND h.set_aside_at IS NULL
-            AND h.id > coalesce((a.j->>'published_through')::bigint, 0)
-            AND NOT EXISTS (SELECT FROM jsonb_array_elements_text(a.j->'own_commands') o(id) WHERE o.id::bigint = h.id))),
+     AND ${mayPublishDirectly({
+       runId: "a.id",
+       floor: "(a.j->>'own_floor')::int",
+       publishedThrough: "(a.j->>'published_through')::bigint",
+       ownCommands: "ARRAY(SELECT jsonb_array_elements_text(a.j->'own_commands')::bigint)",
+     })}),
 projection AS (
   INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until, published_version)
   SELECT ${RUN_COLUMNS}, events_subject,
-         CASE WHEN d.id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $2::float8 / 1000) END,
+         CASE WHEN d.id IS NOT NULL THEN ${heldFor("$2::float8")} END,
          coalesce(published_version, 0)
     FROM ready a LEFT JOIN direct d USING (id)
    WHERE id IN (SELECT stream_id FROM ins)
@@ -78,7 +77,7 @@ function needsEachAlone(inputs: readonly AppendRunEventsInput[]): boolean {
 /** One statement for the appends of several runs: each run's outcome, a run whose stream moved a ConcurrencyError. */
 async function appendTogether(pool: Pool, inputs: readonly AppendRunEventsInput[]): Promise<Settled[]> {
   const prepared = inputs.map((input) => {
-    const state = foldRun(input.events, input.state);
+    const state = input.folded ?? foldRun(input.events, input.state);
     const ids = input.events.map(() => timeOrderedId());
     const metadata = input.traceparent ? { traceparent: input.traceparent } : {};
     const json = {

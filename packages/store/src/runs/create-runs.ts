@@ -5,10 +5,11 @@ import { busCopyColumns } from "../event-store/bus-copy";
 import { assertEventsFit } from "../event-store/event-size";
 import { COMMAND_RETURNING, RUNS_BATCH, answersByRun, directRows, eventsJson, storedEvents, type AnswerRow } from "./append-answer";
 import { DIRECT_GRACE_MS, type AppendRunEventsInput, type AppendRunEventsResult } from "./append-run-events";
+import { heldFor } from "./direct-check";
 import { RUN_COLUMNS, runRowJson } from "./project-run";
 
 /** A run not yet written: its first events, its commands, and the permit to create it. */
-export interface NewRunInput extends Omit<AppendRunEventsInput, "state" | "own" | "publishedThrough"> {
+export interface NewRunInput extends Omit<AppendRunEventsInput, "state" | "folded" | "own" | "publishedThrough"> {
   /**
    * A `policy_decisions` row (column names as keys) committed with the run, only when the run is (the gateway's
    * permit to create it: its record and the run in one commit). Needs INSERT on the decision log.
@@ -45,7 +46,7 @@ allowed AS (
 created AS (
   INSERT INTO runs (${RUN_COLUMNS}, events_subject, publish_held_until)
   SELECT ${RUN_COLUMNS}, events_subject,
-         CASE WHEN (j->>'direct')::bool THEN clock_timestamp() + make_interval(secs => $2::float8 / 1000) END
+         CASE WHEN (j->>'direct')::bool THEN ${heldFor("$2::float8")} END
     -- Keys taken in one order by every statement: two running at once with the same two keys never wait for
     -- each other in a cycle.
     FROM allowed ORDER BY tenant_id, created_by, idempotency_key, ord
@@ -61,7 +62,7 @@ ins AS (
 commands AS (
   INSERT INTO outbox (run_id, subject, msg_id, payload, headers, retry_at, after_version)
   SELECT a.id, c.j->>'subject', c.j->>'msg_id', c.j->>'payload', c.j->'headers',
-         CASE WHEN (a.j->>'direct_commands')::bool THEN clock_timestamp() + make_interval(secs => $2::float8 / 1000) END,
+         CASE WHEN (a.j->>'direct_commands')::bool THEN ${heldFor("$2::float8")} END,
          -- after the run's events written with it
          jsonb_array_length(a.j->'events')
     FROM allowed a JOIN created USING (id)

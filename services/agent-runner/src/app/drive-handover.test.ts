@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger, createPool, droppedCallError, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream } from "@steward/store";
+import { appendRunEvents, createRunStreams, readStream } from "@steward/store";
 import type { InvokeOptions, InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelAnswer, ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
@@ -114,6 +114,7 @@ describe("a run handed over mid-drive (PostgreSQL, scripted model, fake tool-exe
         logger: createLogger("handover-test", "silent"),
         namespace: NAMESPACE,
         runnerId: "runner-1",
+        streams: createRunStreams({ pool, namespace: NAMESPACE }),
         leases,
         shutdown,
       },

@@ -1,6 +1,6 @@
 import { nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger, createPool, droppedCallError, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream, type RunAppender } from "@steward/store";
+import { appendRunEvents, createRunStreams, readStream, type RunAppender } from "@steward/store";
 import type { InvokeOptions, InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
@@ -76,7 +76,7 @@ describe("a tool call sent held with the commit that records it (PostgreSQL, fak
       runnerId: "runner-1",
       leases,
       observer,
-      appender,
+      streams: createRunStreams({ pool, namespace: NAMESPACE, appender }),
     });
 
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { canonicalJson } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
-import { readStream } from "@steward/store";
+import { createRunStreams, readStream } from "@steward/store";
 import type { InvokeRequest, ToolExecApi, ToolSpec } from "@steward/proto";
 import type { ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
@@ -86,6 +86,7 @@ describe("an invocation run driven by the runner (PostgreSQL, fake tool-exec, no
       logger: createLogger("invocation-test", "silent"),
       namespace: NAMESPACE,
       runnerId: "runner-1",
+      streams: createRunStreams({ pool, namespace: NAMESPACE }),
       leases,
     });
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger } from "@steward/platform";
-import { appendRunEvents, createDirectPublisher, type DirectPublisher } from "@steward/store";
+import { appendRunEvents, createDirectPublisher, createRunStreams, type DirectPublisher } from "@steward/store";
 import type { ToolExecApi } from "@steward/proto";
 import type { ModelAnswer, ModelProvider } from "../domain/model";
 import { driveRun } from "./drive-run";
@@ -85,7 +85,7 @@ describe("a driven run's copies marked by its own appends (PostgreSQL, JetStream
     } as unknown as ToolExecApi;
 
     const outcome = await driveRun(
-      { pool, toolExec, provider, tools: [lookup], logger, namespace, runnerId: "runner-1", publisher },
+      { pool, toolExec, provider, tools: [lookup], logger, namespace, runnerId: "runner-1", streams: createRunStreams({ pool, namespace, publisher }) },
       { runId, tenantId: "acme", userId: "u1", lastDelivery: true, firstDelivery: true, signal: new AbortController().signal },
     );
     expect(outcome).toEqual({ kind: "finished" });

@@ -1,14 +1,6 @@
 import { nowMicros, parseMicros, type RunEvent, type RunState, type StoredRunEvent } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import {
-  appendRunEvents,
-  leaseHolder,
-  listEndedThreadRuns,
-  readStream,
-  type AppendRunEventsInput,
-  type DirectPublisher,
-  type RunAppender,
-} from "@steward/store";
+import { leaseHolder, listEndedThreadRuns, readStream } from "@steward/store";
 import type { ToolSpec } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import { decideThrough, type Effect, type Observation } from "../domain/decider";
@@ -20,6 +12,7 @@ import { askUserTool, schemasFor, type ToolCatalog, type ToolInfo } from "../dom
 import { noCrashPoints, type CrashPoints } from "./crash-points";
 import { stepClock, type DriveObserver } from "./drive-observer";
 import type { DriveOutcome, RunContext } from "./run-context";
+import type { RunStreams } from "./run-streams";
 import { invokeTool } from "./invoke-tool";
 import type { ToolExec } from "./tool-exec";
 import { logDecision } from "./log-decision";
@@ -37,10 +30,8 @@ export interface DriveDeps {
   readonly model?: { readonly name?: string; readonly maxOutputTokens?: number; readonly contextTokens?: number };
   /** Forwards a token delta of the model's answer to live clients (not stored). */
   readonly publishDelta?: (runId: string, delta: { step_no: number; delta: string }) => void;
-  /** Publishes the event copies of the loop's appends right after each commit (else the relays do). */
-  readonly publisher?: DirectPublisher;
-  /** Writes the loop's appends together with those of the other runs in hand (else each in a statement of its own). */
-  readonly appender?: RunAppender;
+  /** The event store: the run's stream is opened, read and appended to; its appends reach the bus behind it. */
+  readonly streams: RunStreams;
   /** Calls `onCancel` when the run's cancellation is requested while it is driven; returns the unsubscribe. */
   readonly watchCancel?: (runId: string, onCancel: () => void) => () => void;
   /** Test hooks; production uses none. */
@@ -102,8 +93,19 @@ export function catalogOf(tools: readonly ToolSpec[]): ToolCatalog {
  */
 export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<DriveOutcome> {
   const crash = deps.crash ?? noCrashPoints;
-  let events: StoredRunEvent[] = delivered.events ? [...delivered.events] : await readStream(deps.pool, delivered.runId);
-  if (events.length === 0) return { kind: "missing" };
+  const stream = deps.streams.open({
+    runId: delivered.runId,
+    tenantId: delivered.tenantId,
+    traceparent: delivered.traceparent,
+    events: delivered.events,
+    firstDelivery: delivered.firstDelivery,
+    publishedThrough: delivered.publishedThrough,
+  });
+  let events: StoredRunEvent[] = await stream.read();
+  if (events.length === 0) {
+    stream.close();
+    return { kind: "missing" };
+  }
   let state: RunState = foldStored(delivered.runId, events);
   // A re-driven command may lack the elevation reference; the run's first event has it.
   const ctx: RunContext = { ...delivered, elevationSessionId: delivered.elevationSessionId ?? state.elevation_session_id ?? undefined };
@@ -115,38 +117,16 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   let cancelAbort = new AbortController();
   const unwatch = deps.watchCancel?.(ctx.runId, () => cancelAbort.abort()) ?? (() => undefined);
 
-  // The loop publishes its events itself while it knows every earlier event of the run is on the bus or on its
-  // way in order: not after a redelivery (a dead runner's events may still be held), not once another writer
-  // appended meanwhile (its event may not be out yet), not after a failed publish. Else the relays do, in order.
-  let publishDirect = Boolean(deps.publisher && ctx.firstDelivery);
-  const append = async (more: readonly RunEvent[]): Promise<void> => {
-    const direct = publishDirect && !deps.publisher!.failed(ctx.runId);
-    // The copies acknowledged since the last mark are marked by this append, not by a statement of their own.
-    const markOnBus = deps.publisher?.carry(ctx.runId) ?? null;
-    const input: AppendRunEventsInput = {
-      runId: ctx.runId,
-      tenantId: ctx.tenantId,
-      state,
-      events: [...more],
-      namespace: deps.namespace,
-      traceparent: ctx.traceparent,
-      publishDirect: direct,
-      own: direct ? deps.publisher!.pendingOf(ctx.runId) : undefined,
-      publishedThrough: ctx.publishedThrough,
-      markOnBus,
-    };
-    const result = await (deps.appender ? deps.appender.append(input) : appendRunEvents(deps.pool, input));
-    if (markOnBus !== null) deps.publisher!.carried(ctx.runId, markOnBus);
-    if (direct) deps.publisher!.publish(ctx.runId, result.direct);
+  /** Appends a decision's events (`folded`: the run through them, as the decider folded it) and goes on from there. */
+  const append = async (more: readonly RunEvent[], folded: RunState): Promise<void> => {
+    const appended = await stream.append(state, more, { folded });
     deps.observer?.committed(more);
-    events.push(...result.events);
-    state = result.state;
+    events.push(...appended.events);
+    state = folded;
   };
   const reload = async (): Promise<void> => {
-    const known = state.version;
-    events = await readStream(deps.pool, ctx.runId);
+    events = await stream.read();
     state = foldStored(ctx.runId, events);
-    if (state.version !== known) publishDirect = false; // another writer appended
   };
 
   /** Older tool results to compact when the conversation would outgrow the model's window, or null. */
@@ -248,7 +228,7 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
       const decision = decideThrough(state, observation, decideAt());
       if (decision.effect.kind === "invoke_tool" && decision.events.length > 0 && !stopped()) held = sendHeld(decision.effect, decision.state);
       try {
-        if (decision.events.length > 0) await append(decision.events);
+        if (decision.events.length > 0) await append(decision.events, decision.state);
       } catch (err) {
         held?.release(false);
         held = null;
@@ -330,6 +310,6 @@ export async function driveRun(deps: DriveDeps, delivered: RunContext): Promise<
   } finally {
     held?.release(false); // the loop left before the call it sent could go on: nothing of it runs
     unwatch();
-    deps.publisher?.release(ctx.runId);
+    stream.close();
   }
 }

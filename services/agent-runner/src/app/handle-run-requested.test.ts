@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, busNames, initialRunState, nowMicros, type RunEvent } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream } from "@steward/store";
+import { appendRunEvents, createRunStreams, readStream } from "@steward/store";
 import type { ToolExecApi } from "@steward/proto";
 import { ModelUnavailableError, type ModelAnswer, type ModelProvider } from "../domain/model";
 import { createRunRequestedHandler } from "./handle-run-requested";
@@ -70,7 +70,17 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
     db = await freshDatabase("steward_runner_delivery");
     pool = createPool(db.url, { max: 4 });
     handle = createRunRequestedHandler(
-      { pool, toolExec, provider, tools: [], logger: createLogger("delivery-test", "silent"), namespace: NAMESPACE, runnerId: "runner-1", leases },
+      {
+        pool,
+        toolExec,
+        provider,
+        tools: [],
+        logger: createLogger("delivery-test", "silent"),
+        namespace: NAMESPACE,
+        runnerId: "runner-1",
+        leases,
+        streams: createRunStreams({ pool, namespace: NAMESPACE }),
+      },
       { retryBackoffMs: 1000 },
     );
   });
@@ -179,6 +189,7 @@ describe("a run.requested delivery (PostgreSQL, fake model and tool-exec)", () =
         logger: createLogger("delivery-test", "silent"),
         namespace: NAMESPACE,
         runnerId: "runner-1",
+        streams: createRunStreams({ pool: naming, namespace: NAMESPACE }),
         leases,
       },
       { retryBackoffMs: 1000 },

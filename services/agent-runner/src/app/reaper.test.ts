@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { RunErrorCode, addSeconds, foldRun, initialRunState, nowMicros } from "@steward/contract";
 import { createLogger } from "@steward/platform";
-import { appendRunEvents, readStream } from "@steward/store";
+import { appendRunEvents, createRunStreams, readStream } from "@steward/store";
 import { useFreshDatabase } from "../../../../test/support/databases";
 import { createReaper } from "./reaper";
 
@@ -46,7 +46,7 @@ describe("the reaper (real PostgreSQL)", () => {
       [bad],
     );
 
-    const reaper = createReaper({ pool: db.pool, namespace: "reaper", logger });
+    const reaper = createReaper({ pool: db.pool, namespace: "reaper", logger, streams: createRunStreams({ pool: db.pool, namespace: "reaper" }) });
     const swept = await reaper.sweep();
 
     expect(swept.failed).toEqual([good]);

@@ -1,7 +1,8 @@
 import { Limits, decide, foldRun, nowMicros, parseMicros, type RunCommand } from "@steward/contract";
 import { ConcurrencyError, type Logger, type Pool } from "@steward/platform";
-import { admitDeferred, appendRunEvents, findOverdueRuns, findUnansweredRuns, readStream, redriveStrandedRuns, tenantsWithDeferredRuns } from "@steward/store";
+import { admitDeferred, findOverdueRuns, findUnansweredRuns, redriveStrandedRuns, tenantsWithDeferredRuns } from "@steward/store";
 import type { DriveObserver } from "./drive-observer";
+import type { RunStreams } from "./run-streams";
 
 export interface ReaperOptions {
   /** How often the reaper looks, in ms. Default 60 000. */
@@ -31,7 +32,7 @@ export interface Reaper {
  * exactly one append win.
  */
 export function createReaper(
-  deps: { pool: Pool; namespace: string; logger: Logger; observer?: Pick<DriveObserver, "committed"> },
+  deps: { pool: Pool; namespace: string; logger: Logger; streams: RunStreams; observer?: Pick<DriveObserver, "committed"> },
   options: ReaperOptions = {},
 ): Reaper {
   const intervalMs = options.intervalMs ?? 60_000;
@@ -46,18 +47,21 @@ export function createReaper(
   const commands: readonly RunCommand[] = [{ kind: "expire" }, { kind: "unanswered", waitMicros: askWaitMicros }];
 
   async function failOverdue(runId: string, tenantId: string): Promise<boolean> {
-    const state = foldRun(await readStream(deps.pool, runId));
+    const stream = deps.streams.open({ runId, tenantId });
+    const state = foldRun(await stream.read());
     // Judged again from the run's events (the projection only nominated it), by the run's decider.
     const now = parseMicros(nowMicros());
     const events = commands.map((command) => decide(command, state, { now }).events).find((decided) => decided.length > 0);
     if (!events) return false;
     try {
-      await appendRunEvents(deps.pool, { runId, tenantId, state, events, namespace: deps.namespace });
+      await stream.append(state, events);
       deps.observer?.committed(events);
       return true;
     } catch (err) {
       if (err instanceof ConcurrencyError) return false;
       throw err;
+    } finally {
+      stream.close();
     }
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { addSeconds, foldRun, initialRunState, nowMicros, type ContextHistory, type RunEvent, type StoredRunEvent } from "@steward/contract";
 import { createLogger, createPool, type Pool } from "@steward/platform";
-import { appendRunEvents, readStream } from "@steward/store";
+import { appendRunEvents, createRunStreams, readStream } from "@steward/store";
 import type { ToolExecApi } from "@steward/proto";
 import { conversationOf } from "../domain/conversation";
 import type { ChatMessage, ModelAnswer, ModelProvider, ModelRequest } from "../domain/model";
@@ -77,6 +77,7 @@ describe("context across turns: runs of one thread driven in turn (PostgreSQL, f
     logger: createLogger("thread-history-test", "silent"),
     namespace: "thr",
     runnerId: "runner-1",
+    streams: createRunStreams({ pool, namespace: "thr" }),
     model: { name: "scripted", maxOutputTokens: 256, contextTokens },
   });
 

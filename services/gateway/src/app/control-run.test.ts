@@ -3,6 +3,7 @@ import { ConflictError, type Pool } from "@steward/platform";
 import { appendRunEvents, readStream } from "@steward/store";
 import { createRunControls } from "./control-run";
 import { createRunHandler } from "./create-run";
+import { createPgRunWriter } from "../adapters/pg/run-writer";
 import { useFreshDatabase } from "../../../../test/support/databases";
 
 const NAMESPACE = "controls";
@@ -35,7 +36,7 @@ describe("cancel against a run its runner is appending to", () => {
   }
 
   async function queuedRun(): Promise<string> {
-    const createRun = createRunHandler({ pool: db.pool, namespace: NAMESPACE });
+    const createRun = createRunHandler({ runs: createPgRunWriter({ pool: db.pool, namespace: NAMESPACE }), namespace: NAMESPACE });
     return (await createRun({ principal: ana, body: { input: "hello" }, traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" })).id;
   }
   const typesOf = async (runId: string) => (await readStream(db.pool, runId)).map((e) => e.type);
@@ -43,7 +44,7 @@ describe("cancel against a run its runner is appending to", () => {
   it("reads the run again and records the cancel after the runner's event, as for a running run", async () => {
     const runId = await queuedRun();
     competing = { type: "run.started", data: { runner_id: "r1", started_at: nowMicros() } };
-    const controls = createRunControls({ pool: racingPool(db.pool), namespace: NAMESPACE });
+    const controls = createRunControls({ runs: createPgRunWriter({ pool: racingPool(db.pool), namespace: NAMESPACE }), namespace: NAMESPACE });
     const snapshot = await controls.cancel(ana, runId, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
     expect(competing).toBeNull();
     expect(snapshot.state).toBe("running");
@@ -53,7 +54,7 @@ describe("cancel against a run its runner is appending to", () => {
   it("is refused (409) when the runner's event ended the run meanwhile, and records nothing", async () => {
     const runId = await queuedRun();
     competing = { type: "run.cancelled", data: { error: { code: 60405, message: "the run was cancelled" }, finished_at: nowMicros() } };
-    const controls = createRunControls({ pool: racingPool(db.pool), namespace: NAMESPACE });
+    const controls = createRunControls({ runs: createPgRunWriter({ pool: racingPool(db.pool), namespace: NAMESPACE }), namespace: NAMESPACE });
     await expect(controls.cancel(ana, runId, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")).rejects.toThrow(ConflictError);
     expect(await typesOf(runId)).toEqual(["run.queued", "run.cancelled"]);
   });
@@ -73,7 +74,7 @@ describe("cancel against a run its runner is appending to", () => {
       namespace: NAMESPACE,
     });
     competing = { type: "run.cancel_requested", data: { requested_at: nowMicros() } };
-    const controls = createRunControls({ pool: racingPool(pool), namespace: NAMESPACE });
+    const controls = createRunControls({ runs: createPgRunWriter({ pool: racingPool(pool), namespace: NAMESPACE }), namespace: NAMESPACE });
     await expect(controls.answer(ana, runId, "EU", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")).rejects.toThrow(/changed meanwhile/);
   });
 });

@@ -2,7 +2,6 @@ import {
   type ApprovalChannel,
   busNames,
   decide,
-  foldRun,
   nowMicros,
   parseMicros,
   runRequestedMessage,
@@ -12,10 +11,9 @@ import {
   type RunState,
   snapshotOf,
 } from "@steward/contract";
-import { ConcurrencyError, ConflictError, NotFoundError, type Pool } from "@steward/platform";
-import { appendRunEvents, findOwnRun, readStream, type DirectPublisher } from "@steward/store";
+import { ConcurrencyError, ConflictError, NotFoundError } from "@steward/platform";
 import type { Principal } from "../domain/principal";
-import { ownPublishing } from "./own-publishing";
+import type { RunWriter } from "./ports";
 
 /** How often a cancel is tried against a run its runner keeps appending to. */
 const CANCEL_ATTEMPTS = 3;
@@ -26,17 +24,15 @@ const CANCEL_ATTEMPTS = 3;
  * than lost or applied to what the person did not see. A cancel means the same whatever the runner just did: it
  * reads the run again and retries (a few times) instead, refused only once the run has ended.
  *
- * With a `publisher` (once the bus is connected) the gateway publishes an answer or a decision itself, as when
- * it creates a run: the copy, then the command that hands the run back to a runner, vouching for the copy. When
- * an earlier row of the run is still on its way from another writer, the append leaves them to the relays.
+ * An answer or a decision hands the run back to a runner with a command; how it reaches the bus is `runs`' business.
  */
-export function createRunControls(deps: { pool: Pool; namespace: string; publisher?: () => DirectPublisher | undefined }) {
+export function createRunControls(deps: { runs: RunWriter; namespace: string }) {
   const names = busNames(deps.namespace);
 
   async function load(principal: Principal, runId: string): Promise<RunState> {
-    const own = await findOwnRun(deps.pool, { tenantId: principal.tenantId, userId: principal.userId }, runId);
-    if (!own) throw new NotFoundError();
-    return foldRun(await readStream(deps.pool, runId));
+    const state = await deps.runs.load({ tenantId: principal.tenantId, userId: principal.userId }, runId);
+    if (!state) throw new NotFoundError();
+    return state;
   }
 
   /** The run's decision on `command`, now: refused (409) when the run is not in a state that takes it. */
@@ -48,22 +44,9 @@ export function createRunControls(deps: { pool: Pool; namespace: string; publish
 
   async function append(principal: Principal, runId: string, state: RunState, decision: RunDecision, traceparent: string): Promise<RunSnapshot> {
     const commands = decision.commands.map((request) => runRequestedMessage(names, request, traceparent));
-    // Only a control that hands the run back publishes itself. A cancel goes by the relays: the runner it stops
-    // appends within milliseconds, while a held cancel row would still be unmarked, and its rows would wait behind
-    // it for a relay's next wake-up.
-    const publishing = ownPublishing(commands.length > 0 ? deps.publisher?.() : undefined, runId);
     try {
-      const appended = await appendRunEvents(deps.pool, {
-        runId,
-        tenantId: principal.tenantId,
-        state,
-        events: [...decision.events],
-        commands,
-        namespace: deps.namespace,
-        traceparent,
-        ...publishing.fields,
-      });
-      return snapshotOf(runId, publishing.handOff(appended).state);
+      const appended = await deps.runs.append(state, { runId, tenantId: principal.tenantId, events: decision.events, commands, traceparent });
+      return snapshotOf(runId, appended);
     } catch (err) {
       if (err instanceof ConcurrencyError) throw new ConflictError("the run changed meanwhile; read it and try again", { cause: err });
       throw err;

@@ -3,6 +3,7 @@ import { createPdp, defaultPolicyDir, type Pdp } from "@steward/pdp";
 import type { PolicyDecisionApi } from "@steward/proto";
 import { NEW_RUN_HEADER, grantRole, revokeRole } from "@steward/store";
 import { createRunHandler, type CreateRunCommand } from "./create-run";
+import { createPgRunWriter } from "../adapters/pg/run-writer";
 import { createGatewayDecisions, type PendingPermit } from "./gateway-decisions";
 import { freshDatabase, withoutAutovacuum } from "../../../../test/support/databases";
 
@@ -31,7 +32,7 @@ describe("createRun: one commit per created run, Idempotency-Key semantics uncha
         return pool.connect();
       },
     } as unknown as Pool;
-    createRun = createRunHandler({ pool: counted, namespace: "createrun" });
+    createRun = createRunHandler({ runs: createPgRunWriter({ pool: counted, namespace: "createrun" }), namespace: "createrun" });
   });
 
   afterAll(async () => {

@@ -13,20 +13,10 @@ import {
   type RunInvocation,
   type RunSnapshot,
 } from "@steward/contract";
-import { ConflictError, NotFoundError, ValidationError, createBatcher, oneStatementOrEachAlone, timeOrderedId, type Pool } from "@steward/platform";
-import {
-  addRunToThread,
-  assertEventsFit,
-  createRuns,
-  findByIdempotencyKey,
-  type AppendRunEventsInput,
-  type DirectPublisher,
-  type NewRunInput,
-  type NewRunOutcome,
-} from "@steward/store";
+import { ConflictError, NotFoundError, ValidationError, timeOrderedId } from "@steward/platform";
 import { checkRunContent, type CreateRunRequest } from "../domain/run-request";
-import { ownPublishing, type OwnPublishing } from "./own-publishing";
 import type { PendingPermit } from "./gateway-decisions";
+import type { NewRun, RunWriter } from "./ports";
 import type { Principal } from "../domain/principal";
 
 export interface CreateRunCommand {
@@ -47,53 +37,35 @@ export interface CreateRunCommand {
   readonly permit?: PendingPermit | null;
 }
 
-/** Most new runs written by one statement; the rest go in the next. */
-const NEW_RUNS_PER_STATEMENT = 32;
-/** Statements writing new runs at once (each on a connection of its own). */
-const NEW_RUN_WRITES_IN_FLIGHT = 2;
-
 /**
  * Creates a run: one timestamp (µs, UTC) for created_at, deadline +180 s, and in one transaction the run
  * row, its run.queued event and the outbox record of agent.run.requested. With an Idempotency-Key, a retry
  * of the same request returns the run created first; the same key with another body is refused.
  *
  * No statement of its own per created run, with or without a key: the runs asked for while a write is in flight
- * are written together by the next one (one statement, one commit; `createRuns`), and each caller is answered once
- * the statement holding its run has committed. The key is not looked up first: a key used before makes the insert
- * skip that run alone, and the run created first is answered (or the request refused when its body differs).
+ * are written together by the next one (`RunWriter.create`). The key is not looked up first: a key used before makes
+ * the insert skip that run alone, and the run created first is answered (or the request refused when its body differs).
  *
  * With a `thread_id` the run continues the caller's thread: in one transaction that locks the thread's row, the
  * thread must be the caller's (else 404), not archived and without a run still active (else 409), and the run
  * is queued and added to the thread's stream (docs/threads.md).
  *
- * With a `publisher` (once the bus is connected) the gateway publishes the run.queued copy and the command
- * itself right after the commit, the command after the copy's acknowledgement, so a runner has the run without
- * a relay being woken; a relay publishes them only if this does not (docs/architecture.md, "Outbox").
+ * The run.queued copy and the command reach the bus behind `runs`: the gateway publishes them itself once the bus is
+ * connected, so a runner has the run without a relay being woken (docs/architecture.md, "Outbox relay").
  */
-export function createRunHandler(deps: {
-  pool: Pool;
-  namespace: string;
-  clock?: () => string;
-  deadlineSeconds?: number;
-  publisher?: () => DirectPublisher | undefined;
-}) {
+export function createRunHandler(deps: { runs: RunWriter; namespace: string; clock?: () => string; deadlineSeconds?: number }) {
   const clock = deps.clock ?? nowMicros;
   const deadlineSeconds = deps.deadlineSeconds ?? Limits.deadlineSeconds;
   const names = busNames(deps.namespace);
-  // At most two writes in flight; a quiet caller waits for no timer. Data PostgreSQL refuses fails its own run only.
-  const newRuns = createBatcher<NewRunInput, NewRunOutcome>((batch) => oneStatementOrEachAlone(batch, (some) => createRuns(deps.pool, some)), {
-    maxBatch: NEW_RUNS_PER_STATEMENT,
-    maxInFlight: NEW_RUN_WRITES_IN_FLIGHT,
-  });
 
   /**
    * Writes a new run with its permit's record. A permit decided on remembered roles holds only while the member
    * still holds them: when the statement finds them changed it skips the run, and the run is written once more
    * with the permit decided again on the roles read now (a deny is recorded and refused there).
    */
-  async function written(append: NewRunInput, permit: OwedRecord): Promise<Exclude<NewRunOutcome, { kind: "roles_changed" }>> {
+  async function written(run: NewRun, permit: OwedRecord) {
     for (;;) {
-      const outcome = await newRuns.submit({ ...append, permitRecord: permit.row(), permitRoles: permit.rememberedRoles() });
+      const outcome = await deps.runs.create({ ...run, permitRecord: permit.row(), permitRoles: permit.rememberedRoles() });
       if (outcome.kind === "created") permit.committed();
       if (outcome.kind !== "roles_changed") return outcome;
       await permit.renew();
@@ -102,7 +74,7 @@ export function createRunHandler(deps: {
 
   async function replayed(cmd: CreateRunCommand, requestHash: string | null): Promise<RunSnapshot | null> {
     if (!cmd.idempotencyKey) return null;
-    const found = await findByIdempotencyKey(deps.pool, { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId }, cmd.idempotencyKey);
+    const found = await deps.runs.findByIdempotencyKey({ tenantId: cmd.principal.tenantId, userId: cmd.principal.userId }, cmd.idempotencyKey);
     if (!found) return null;
     if (found.requestHash !== requestHash) {
       throw new ValidationError("this Idempotency-Key was already used with a different request");
@@ -111,19 +83,12 @@ export function createRunHandler(deps: {
   }
 
   /** The run once added to the thread, or the run created first with its Idempotency-Key (a retry). */
-  async function inThread(
-    cmd: CreateRunCommand,
-    threadId: string,
-    append: AppendRunEventsInput,
-    createdAt: string,
-    requestHash: string | null,
-    publishing: OwnPublishing,
-  ): Promise<RunSnapshot> {
+  async function inThread(cmd: CreateRunCommand, threadId: string, run: NewRun, createdAt: string, requestHash: string | null): Promise<RunSnapshot> {
     const owner = { tenantId: cmd.principal.tenantId, userId: cmd.principal.userId };
-    const outcome = await addRunToThread(deps.pool, { threadId, owner, run: append, addedAt: createdAt });
+    const outcome = await deps.runs.addToThread(threadId, owner, run, createdAt);
     switch (outcome.kind) {
       case "added":
-        return snapshotOf(append.runId, publishing.handOff(outcome.run).state);
+        return snapshotOf(run.runId, outcome.state);
       case "not_found":
         throw new NotFoundError("thread not found");
       case "archived":
@@ -161,7 +126,6 @@ export function createRunHandler(deps: {
     const requestHash = cmd.idempotencyKey ? createHash("sha256").update(canonicalJson(hashed)).digest("hex") : null;
     const runId = timeOrderedId();
     const createdAt = clock();
-    const publishing = ownPublishing(deps.publisher?.(), runId);
     // No roles are written here: the membership is the PDP's fact, seeded at the user's first decision and
     // changed only by administrators (a token re-sent with each run must not undo a revocation).
     const queue: QueueRun = {
@@ -179,26 +143,22 @@ export function createRunHandler(deps: {
       deadlineSeconds,
     };
     const decision = decide(queue, initialRunState, { now: parseMicros(createdAt) });
-    const append: AppendRunEventsInput = {
+    const run: NewRun = {
       runId,
       tenantId: cmd.principal.tenantId,
-      state: initialRunState,
-      events: [...decision.events],
+      events: decision.events,
       commands: decision.commands.map((request) => runRequestedMessage(names, request, cmd.traceparent)),
-      namespace: deps.namespace,
       traceparent: cmd.traceparent,
       idempotencyKey: cmd.idempotencyKey ?? null,
       requestHash,
-      ...publishing.fields,
     };
     if (cmd.body.thread_id) {
       // A thread's run is added in a transaction of its own: the permit's record goes first, alone.
       await permit.writeAlone();
-      return inThread(cmd, cmd.body.thread_id, append, createdAt, requestHash, publishing);
+      return inThread(cmd, cmd.body.thread_id, run, createdAt, requestHash);
     }
-    assertEventsFit(runId, append.events);
-    const outcome = await written(append, permit);
-    if (outcome.kind === "created") return snapshotOf(runId, publishing.handOff(outcome.appended).state);
+    const outcome = await written(run, permit);
+    if (outcome.kind === "created") return snapshotOf(runId, outcome.state);
     // The key was used before (a retry, or two retries racing): answer with the run created first, once the
     // permit that answer rests on is recorded.
     const winner = await replayed(cmd, requestHash);

@@ -1,4 +1,4 @@
-import type { RunSnapshot, StoredRunEvent, ThreadSnapshot, ThreadState } from "@steward/contract";
+import type { RunEvent, RunSnapshot, RunState, StoredRunEvent, ThreadSnapshot, ThreadState } from "@steward/contract";
 import type {
   AdminRead,
   AdminReadEntry,
@@ -20,6 +20,7 @@ import type {
   MembershipActor,
   MembershipChange,
   NewDocument,
+  OutboxMessage,
   ProposalFilter,
 } from "@steward/store";
 
@@ -58,6 +59,52 @@ export interface RunStore {
   find(owner: Owner, runId: string): Promise<RunSnapshot | null>;
   /** A run's stored events in order, whoever owns it. */
   events(runId: string, page: EventPage): Promise<StoredRunEvent[]>;
+}
+
+/** What a writer of a run appends: the events a decision made, and the runner requests it hands the run over with. */
+export interface RunWrite {
+  readonly runId: string;
+  readonly tenantId: string;
+  readonly events: readonly RunEvent[];
+  readonly commands: readonly OutboxMessage[];
+  /** Recorded in the events' metadata. */
+  readonly traceparent: string;
+}
+
+/** A run not yet written, with what makes its creation idempotent and the permit to create it. */
+export interface NewRun extends RunWrite {
+  readonly idempotencyKey: string | null;
+  /** The hash of the request: a retry under the same key must match it. */
+  readonly requestHash: string | null;
+  /** The permit's record (a `policy_decisions` row), committed only with the run. */
+  readonly permitRecord?: Readonly<Record<string, unknown>> | null;
+  /** The roles the permit was decided on from memory: the run is not written (`roles_changed`) when they changed. */
+  readonly permitRoles?: readonly string[] | null;
+}
+
+/**
+ * The runs the gateway writes: new runs and the creator's controls, each in one commit. Their events' copies and
+ * commands reach the bus behind this port (the gateway publishes them itself when it can, else the relays do).
+ */
+export interface RunWriter {
+  /** The owner's run as its events fold, or null when the owner has no such run. */
+  load(owner: Owner, runId: string): Promise<RunState | null>;
+  /** Appends at `state.version`: the run after the events; a ConcurrencyError when another writer appended first. */
+  append(state: RunState, write: RunWrite): Promise<RunState>;
+  /**
+   * Writes a new run outside a thread (in a statement shared with the runs asked for meanwhile): the run; or nothing
+   * when its Idempotency-Key names a run already there (`key_used`) or its permit's remembered roles changed.
+   */
+  create(run: NewRun): Promise<{ readonly kind: "created"; readonly state: RunState } | { readonly kind: "key_used" | "roles_changed" }>;
+  /** Adds a new run to the owner's thread, or says why the thread takes none (or that the key was used). */
+  addToThread(
+    threadId: string,
+    owner: Owner,
+    run: NewRun,
+    addedAt: string,
+  ): Promise<{ readonly kind: "added"; readonly state: RunState } | { readonly kind: "not_found" | "archived" | "active_run" | "key_used" }>;
+  /** The run the owner created with this key, and the hash of the request that created it. */
+  findByIdempotencyKey(owner: Owner, key: string): Promise<{ snapshot: RunSnapshot; requestHash: string | null } | null>;
 }
 
 /** Any run of a tenant, and the audit log of the administrators' reads of them. */

@@ -1,6 +1,7 @@
 // The import rules of the layers (docs/architecture.md): a service's domain is pure, its application layer
 // depends on the ports it declares, its adapters implement them, and main.ts wires them. Dependencies point
-// down: services → packages, never a service into another, never a package into a service. `npm run lint:deps`
+// down: services and the clients (apps/) → packages, never a service into another, never a package into a
+// service or a client, never a client into a service. `npm run lint:deps`
 // checks them; `npm test` runs it beside the typecheck.
 
 /** Libraries that talk to the world: only adapters (and main.ts) import them, never a domain or application module. */
@@ -86,16 +87,23 @@ module.exports = {
     },
     {
       name: "package-imports-service",
-      comment: "Packages are the floor the services stand on: they never import a service.",
+      comment: "Packages are the floor the services and the clients stand on: they never import either.",
       severity: "error",
       from: { path: "^packages/" },
+      to: { path: "^(services|apps)/" },
+    },
+    {
+      name: "client-imports-service",
+      comment: "The clients (apps/: the CLI, the console) speak to the services through the public API only.",
+      severity: "error",
+      from: { path: "^apps/" },
       to: { path: "^services/" },
     },
     {
       name: "no-circular",
       comment: "Modules that import each other, directly or around a loop, cannot be understood (or tested) one at a time.",
       severity: "error",
-      from: { path: "^(services|packages)/", pathNot: SPECS },
+      from: { path: "^(services|packages|apps)/", pathNot: SPECS },
       to: { circular: true, viaOnly: { pathNot: SPECS } },
     },
   ],

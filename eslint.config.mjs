@@ -31,7 +31,7 @@ export default defineConfig(
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {
-    files: ["packages/console/app/**"],
+    files: ["apps/console/app/**"],
     languageOptions: { globals: globals.browser },
   },
   {

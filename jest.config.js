@@ -7,7 +7,8 @@ module.exports = {
   moduleNameMapper: { "^@steward/(contract|platform|store|proto|pdp)$": "<rootDir>/packages/$1/src" },
   testMatch: [
     "<rootDir>/packages/*/src/**/*.test.ts",
-    "<rootDir>/packages/console/app/**/*.test.ts",
+    "<rootDir>/apps/cli/src/**/*.test.ts",
+    "<rootDir>/apps/console/app/**/*.test.ts",
     "<rootDir>/services/*/src/**/*.test.ts",
     "<rootDir>/test/**/*.test.ts",
     "<rootDir>/bench/src/**/*.test.ts",

@@ -15,7 +15,7 @@
 //
 // jest runs STEWARD_TEST_WORKERS suites at once (default 3; most suites wait on processes, PostgreSQL and
 // NATS rather than compute: docs/testing.md), the longest first (jest-sequencer.cjs). `--quick` (`npm run
-// test:quick`) runs only the specs that start no platform: the unit and in-process specs of packages/,
+// test:quick`) runs only the specs that start no platform: the unit and in-process specs of packages/, apps/,
 // services/, bench/ and test/local.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, watch } from "node:fs";

@@ -17,7 +17,7 @@ import { waitFor } from "../support/wait-for";
 jest.setTimeout(180_000);
 
 // The `steward` CLI, spawned as a user would run it (its bin), against the four services as real processes.
-const BIN = join(__dirname, "..", "..", "packages", "cli", "bin", "steward.mjs");
+const BIN = join(__dirname, "..", "..", "apps", "cli", "bin", "steward.mjs");
 
 /** The model: the first word of the input picks the scenario (test/support/scenario-model.ts). */
 const script = scenarioModel("You have 30 days to ask for a refund.");

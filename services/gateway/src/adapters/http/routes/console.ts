@@ -68,7 +68,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleRoutesD
         .status(503)
         .type("application/problem+json")
         .header("cache-control", "no-store")
-        .send(problemOf(503, 10503, "the web console is not built: run `npm run build` (it builds packages/console)"));
+        .send(problemOf(503, 10503, "the web console is not built: run `npm run build` (it builds apps/console)"));
     };
     app.get(`${CONSOLE_PATH}/`, hidden, notBuilt);
     app.get(`${CONSOLE_PATH}/*`, hidden, notBuilt);

@@ -1,4 +1,4 @@
-import { policyPoints } from "../../contract/src/policy-points";
+import { policyPoints } from "../../../packages/contract/src/policy-points";
 import { policies, type PolicySet } from "./admin-api";
 import { failure } from "./admin-page";
 import { h, replace } from "./dom";

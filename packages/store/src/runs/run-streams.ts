@@ -97,7 +97,7 @@ export function createRunStreams(deps: RunStreamsDeps): RunStreams {
       let direct = Boolean(run.firstDelivery);
       /** The version the writer last knew the run at (read or appended), or null before it knew any. */
       let known: number | null = opened ? opened.length : null;
-      /** An append that hands the run over: the events and their commands (the hot path, the loop's, builds its own). */
+      /** An append's input without the bus fields: the run, the events and any commands after them. */
       const appendOf = (state: RunState, events: readonly RunEvent[], more: AppendMore | undefined): AppendRunEventsInput => ({
         runId: run.runId,
         tenantId: run.tenantId,
@@ -129,13 +129,7 @@ export function createRunStreams(deps: RunStreamsDeps): RunStreams {
           const markOnBus = publisher?.carry(run.runId) ?? null;
           known = state.version;
           const result = await write({
-            runId: run.runId,
-            tenantId: run.tenantId,
-            state,
-            folded: more?.folded,
-            events,
-            namespace: deps.namespace,
-            traceparent: run.traceparent,
+            ...appendOf(state, events, more),
             publishDirect: ownCopies,
             own: ownCopies ? publisher!.pendingOf(run.runId) : undefined,
             publishedThrough: run.publishedThrough,
